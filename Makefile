@@ -1,0 +1,45 @@
+# dsd: a Durable Streams server, its conformance kit and its checks.
+# The two README commands: `make run` and `make test`. Area targets live in mk/*.mk.
+
+GO            ?= go
+BIN           := $(CURDIR)/bin
+REPORT_DIR    ?= $(CURDIR)/.reports
+PEER_DIR      ?= $(CURDIR)/.peers
+ADDR          ?= 127.0.0.1:4437
+DATA_DIR      ?= ./data
+TIMEOUT       ?= 20m
+ENABLE_RACE   ?= 1
+EXTRA_TESTFLAGS ?=
+
+ifeq ($(ENABLE_RACE),1)
+RACE_FLAG := -race
+endif
+
+.PHONY: all build run test unit lint clean
+all: build
+
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+## run: start dsd on $(ADDR) with its data under $(DATA_DIR).
+run:
+	$(GO) run ./cmd/dsd --addr $(ADDR) --data-dir $(DATA_DIR)
+
+## test: everything CI runs.
+test: lint unit peer-conformance conformance linearizability
+	@echo "make test: all passed"
+
+## unit: go test over every package (replays fuzz corpora, runs model and engine tests).
+unit:
+	$(GO) test $(RACE_FLAG) -timeout $(TIMEOUT) $(EXTRA_TESTFLAGS) ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+clean:
+	rm -rf $(BIN) $(REPORT_DIR)
+
+include $(wildcard mk/*.mk)

@@ -1,0 +1,29 @@
+# Upstream peers (DESIGN.md D8): the npm conformance suite and the Node reference server,
+# installed into the git-ignored $(PEER_DIR). Needs node and npm; installs them with apt-get
+# when missing and running as root.
+
+PEER_STAMP := $(PEER_DIR)/.installed-$(shell cat tools/peers/package.json | cksum | cut -d' ' -f1)
+
+.PHONY: peers-install peer-conformance peer-conformance-node
+
+peers-install: $(PEER_STAMP)
+
+$(PEER_STAMP): tools/peers/package.json tools/peers/*.mjs
+	@command -v node >/dev/null && command -v npm >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "peers: installing node and npm with apt-get"; \
+	    apt-get install -y nodejs npm || { apt-get update && apt-get install -y nodejs npm; }; \
+	  else echo "peers: node and npm are required" >&2; exit 1; fi; }
+	@mkdir -p $(PEER_DIR)
+	cp tools/peers/package.json tools/peers/*.mjs $(PEER_DIR)/
+	@[ ! -f tools/peers/package-lock.json ] || cp tools/peers/package-lock.json $(PEER_DIR)/
+	cd $(PEER_DIR) && npm install --no-audit --no-fund --loglevel=error
+	@rm -f $(PEER_DIR)/.installed-*; touch $@
+
+## peer-conformance: the upstream suite (332 core tests) against a fresh dsd.
+peer-conformance: build peers-install
+	tools/with-server.sh dsd tools/run-upstream-suite.sh
+
+## peer-conformance-node: the same suite against the Node reference server (for comparison).
+peer-conformance-node: peers-install
+	tools/with-server.sh node tools/run-upstream-suite.sh

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs the upstream suite against $DS_BASE_URL and prints its tally. Extra args go to vitest
+# (e.g. -t "Fork"). Env: PEER_DIR, UPSTREAM_JSON (write vitest's JSON report there),
+# UPSTREAM_ALLOW_FAIL (a regex of test names whose failures are tolerated: none by default).
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PEER_DIR="${PEER_DIR:-$ROOT/.peers}"
+JSON="${UPSTREAM_JSON:-$(mktemp "${TMPDIR:-/tmp}/upstream.XXXXXX.json")}"
+cd "$PEER_DIR" || exit 2
+npx --no-install vitest run suite.test.mjs --reporter=dot --reporter=json --outputFile.json="$JSON" "$@" >"$JSON.log" 2>&1
+rc=$?
+node -e '
+const r = require(process.argv[1]);
+const fails = [];
+let passed = 0, failed = 0, skipped = 0;
+for (const f of r.testResults) for (const t of f.assertionResults) {
+  if (t.status === "passed") passed++;
+  else if (t.status === "failed") { failed++; fails.push(t.fullName + "\n    " + (t.failureMessages[0] || "").split("\n")[0]); }
+  else skipped++;
+}
+for (const f of fails) console.log("FAIL " + f);
+console.log(`upstream suite: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+' "$JSON" || { tail -50 "$JSON.log"; exit 2; }
+exit $rc

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Start a Durable Streams server on a free loopback port, run a command against it, stop it.
+# Usage: tools/with-server.sh KIND COMMAND [ARGS...]
+#   KIND: dsd (bin/dsd, temporary data dir) | node (Node reference, in memory) |
+#         node-durable (Node reference, LMDB data dir)
+# The command sees DS_BASE_URL (no trailing slash) and DS_SERVER_PID. Exit status: the command's.
+# Env: PEER_DIR (.peers), DS_LONGPOLL_MS (500), DSD_FLAGS (extra dsd flags), KEEP_DATA=1.
+set -euo pipefail
+KIND="${1:?usage: with-server.sh dsd|node|node-durable COMMAND...}"; shift
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PEER_DIR="${PEER_DIR:-$ROOT/.peers}"
+LP_MS="${DS_LONGPOLL_MS:-500}"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/ds-server.XXXXXX")"
+LOG="$WORK/server.log"
+cleanup() {
+  if [ -n "${SPID:-}" ] && kill -0 "$SPID" 2>/dev/null; then
+    kill -TERM "$SPID" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$SPID" 2>/dev/null || true
+  fi
+  [ "${KEEP_DATA:-0}" = 1 ] && echo "with-server: kept $WORK" >&2 || rm -rf "$WORK"
+}
+trap cleanup EXIT
+case "$KIND" in
+  dsd)
+    [ -x "$ROOT/bin/dsd" ] || { echo "with-server: bin/dsd missing (make build)" >&2; exit 2; }
+    # shellcheck disable=SC2086
+    "$ROOT/bin/dsd" --addr 127.0.0.1:0 --data-dir "$WORK/data" --long-poll-timeout "${LP_MS}ms" \
+      ${DSD_FLAGS:-} >"$LOG" 2>&1 &
+    SPID=$! ;;
+  node|node-durable)
+    [ -f "$PEER_DIR/node_modules/@durable-streams/server/package.json" ] ||
+      { echo "with-server: peers not installed (make peers-install)" >&2; exit 2; }
+    extra=()
+    [ "$KIND" = node-durable ] && extra=(DS_DATA_DIR="$WORK/data")
+    (cd "$PEER_DIR" && exec env DS_PORT=0 DS_LONGPOLL_MS="$LP_MS" "${extra[@]}" node node-server.mjs) >"$LOG" 2>&1 &
+    SPID=$! ;;
+  *) echo "with-server: unknown kind $KIND" >&2; exit 2 ;;
+esac
+URL=""
+for _ in $(seq 1 300); do
+  URL="$(grep -o 'listening on http://[0-9.:]*' "$LOG" 2>/dev/null | head -1 | sed 's/^listening on //')" || true
+  [ -n "$URL" ] && break
+  kill -0 "$SPID" 2>/dev/null || { echo "with-server: $KIND exited during start-up:" >&2; cat "$LOG" >&2; exit 2; }
+  sleep 0.1
+done
+[ -n "$URL" ] || { echo "with-server: $KIND did not report its address:" >&2; cat "$LOG" >&2; exit 2; }
+echo "with-server: $KIND at $URL (pid $SPID)" >&2
+set +e
+DS_BASE_URL="$URL" DS_SERVER_PID="$SPID" DS_SERVER_LOG="$LOG" "$@"
+rc=$?
+set -e
+if [ $rc -ne 0 ]; then echo "with-server: command failed ($rc); last server log lines:" >&2; tail -20 "$LOG" >&2; fi
+exit $rc
