@@ -1,0 +1,253 @@
+package engine
+
+import (
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/dsd-project/dsd/model"
+)
+
+// AppendRequest is a parsed POST {stream} (B-5.2). The HTTP layer has already rejected
+// syntax errors: malformed headers, an empty body without close, a body without a valid
+// Content-Type (A-07 step 1).
+type AppendRequest struct {
+	MediaType   string          // normalized request Content-Type; judged only with a body
+	Body        []byte          // empty for close-only
+	Close       bool            // Stream-Closed: true
+	Producer    *model.Producer // idempotent producer triple, if sent
+	StreamSeq   *string         // Stream-Seq, if sent
+	RecordMatch *uint64         // Stream-Record-Match, if sent (extension §6.4)
+}
+
+// AppendOutcome says what an append did.
+type AppendOutcome uint8
+
+const (
+	// Appended: the body was appended (and the stream closed if asked).
+	Appended AppendOutcome = iota
+	// Duplicate: a producer retry; nothing was written (B-5.2.1-03).
+	Duplicate
+	// ClosedOnly: a close-only request closed the stream or found it closed (B-5.3-01).
+	ClosedOnly
+)
+
+// AppendResult acknowledges an append. Tail is Stream-Next-Offset. ProducerEpoch and
+// ProducerSeq echo the producer state (B-5.2.1-04). RecordStart/RecordNext is the record
+// range created, or the original range of a deduplicated retry (extension §6.3).
+type AppendResult struct {
+	Outcome       AppendOutcome
+	Tail          model.Offset
+	Closed        bool
+	ProducerEpoch uint64
+	ProducerSeq   uint64
+	JSON          bool
+	RecordStart   uint64
+	RecordNext    uint64
+}
+
+// Append appends to (and/or closes) the stream at key, in the evaluation order of A-07.
+// Errors: model.ErrStreamNotFound, model.ErrStreamGone, *model.ClosedError,
+// model.ErrContentTypeMismatch, *model.StaleEpochError, *model.SeqGapError,
+// model.ErrEpochSeqNotZero, model.ErrStreamSeqConflict, *model.RecordMismatchError,
+// model.ErrInvalidJSON, model.ErrEmptyJSONArray, storage errors.
+func (e *Engine) Append(key model.StreamKey, req AppendRequest) (AppendResult, error) {
+	if err := e.checkWritable(); err != nil {
+		return AppendResult{}, err
+	}
+	s, err := e.lookup(key.String())
+	if err != nil || s == nil {
+		if err == nil {
+			err = model.ErrStreamNotFound
+		}
+		return AppendResult{}, err
+	}
+	var msgs [][]byte
+	var parseErr error
+	if s.isJSON && len(req.Body) > 0 {
+		msgs, parseErr = model.FlattenJSON(req.Body, false)
+	}
+	now := e.now()
+	s.mu.Lock()
+	res, o, lsn, err := e.decideAppend(s, &req, msgs, parseErr, now)
+	s.mu.Unlock()
+	switch {
+	case err != nil:
+		return AppendResult{}, err
+	case o != nil:
+		return res, e.await(o)
+	}
+	return res, e.waitDurable(lsn)
+}
+
+// decideAppend runs A-07 steps 2-8 under s.mu. It returns either a queued op to await,
+// or an answer derived from decided state that is sent once lsn is durable.
+func (e *Engine) decideAppend(s *stream, req *AppendRequest, msgs [][]byte, parseErr error, now time.Time) (AppendResult, *op, uint64, error) {
+	if err := e.liveForWrite(s, now); err != nil {
+		return AppendResult{}, nil, 0, err
+	}
+	s.access.Store(now.UnixMilli())
+	m := s.m
+	res := AppendResult{Tail: model.Offset(m.Tail), Closed: m.Closed, JSON: s.isJSON,
+		RecordStart: m.RecordNext, RecordNext: m.RecordNext}
+	if p := req.Producer; p != nil {
+		res.ProducerEpoch, res.ProducerSeq = p.Epoch, p.Seq
+	}
+	if m.Closed {
+		return e.appendToClosed(s, req, res)
+	}
+	if len(req.Body) > 0 && req.MediaType != m.MediaType {
+		return res, nil, 0, model.ErrContentTypeMismatch
+	}
+	var st *producerState
+	if p := req.Producer; p != nil {
+		var err error
+		if st, err = e.producer(s, p.ID); err != nil {
+			return res, nil, 0, err
+		}
+		adm, err := admit(st, p)
+		if err != nil {
+			return res, nil, 0, err
+		}
+		if adm == admitDuplicate {
+			return duplicateResult(st, p, res), nil, s.lastLSN, nil
+		}
+	}
+	if len(req.Body) > 0 && req.StreamSeq != nil && m.StreamSeq != nil && *req.StreamSeq <= *m.StreamSeq {
+		return res, nil, 0, model.ErrStreamSeqConflict
+	}
+	if req.RecordMatch != nil && s.isJSON && *req.RecordMatch != m.RecordNext {
+		return res, nil, 0, &model.RecordMismatchError{Next: m.RecordNext, Tail: model.Offset(m.Tail)}
+	}
+	if parseErr != nil {
+		return res, nil, 0, parseErr
+	}
+	o, res := e.queueAppend(s, req, msgs, st, res, now)
+	if o.err != nil {
+		return res, nil, 0, o.err
+	}
+	return res, o, 0, nil
+}
+
+// liveForWrite checks that s may be written: not deleted, not soft-deleted, not expired
+// (an expired stream is deleted here, A-14). s.mu and not e.mu is held.
+func (e *Engine) liveForWrite(s *stream, now time.Time) error {
+	switch {
+	case s.deleted:
+		return model.ErrStreamNotFound
+	case s.m.SoftDeleted:
+		return model.ErrStreamGone
+	case s.m.expired(now, s.access.Load()) && s.live.Load() == 0:
+		e.expireAsync(s)
+		return model.ErrStreamNotFound
+	}
+	return nil
+}
+
+// appendToClosed answers a POST to a closed stream (A-07 step 3, B-5.2-07, B-5.2.1-09).
+func (e *Engine) appendToClosed(s *stream, req *AppendRequest, res AppendResult) (AppendResult, *op, uint64, error) {
+	m := s.m
+	if len(req.Body) == 0 {
+		res.Outcome = ClosedOnly
+		return res, nil, s.lastLSN, nil
+	}
+	if p := req.Producer; p != nil {
+		if m.Closer != nil && *m.Closer == *p {
+			res.Outcome = Duplicate
+			return res, nil, s.lastLSN, nil
+		}
+		st, err := e.producer(s, p.ID)
+		if err != nil {
+			return res, nil, 0, err
+		}
+		if st != nil && p.Epoch < st.Epoch {
+			return res, nil, 0, &model.StaleEpochError{Current: st.Epoch}
+		}
+	}
+	return res, nil, 0, &model.ClosedError{Final: model.Offset(m.Tail)}
+}
+
+// duplicateResult acknowledges a deduplicated producer retry (A-08, extension §6.3).
+func duplicateResult(st *producerState, p *model.Producer, res AppendResult) AppendResult {
+	res.Outcome = Duplicate
+	res.ProducerEpoch, res.ProducerSeq = st.Epoch, st.LastSeq
+	if r, ok := st.receiptFor(p.Seq); ok {
+		if p.Seq == st.LastSeq {
+			res.Tail = model.Offset(r.End)
+		}
+		res.RecordStart, res.RecordNext = r.RecStart, r.RecNext
+	}
+	return res
+}
+
+// queueAppend applies an admitted append to the decided state and queues it. s.mu is
+// held. A push failure is returned in o.err.
+func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *producerState, res AppendResult, now time.Time) (*op, AppendResult) {
+	nm := s.edit()
+	var entries []cachedMsg
+	if len(req.Body) > 0 {
+		entries = unitMessages(nm.Tail, req.Body, msgs, s.isJSON)
+		nm.Tail += unitBytes(entries)
+		if s.isJSON {
+			nm.RecordNext += uint64(len(entries))
+		}
+		if req.StreamSeq != nil {
+			nm.StreamSeq = req.StreamSeq
+		}
+		nm.LastWriteMs = now.UnixMilli()
+	}
+	nm.AccessMs = now.UnixMilli()
+	res.Outcome = Appended
+	if len(req.Body) == 0 {
+		res.Outcome = ClosedOnly
+	}
+	if req.Close {
+		nm.Closed = true
+		if req.Producer != nil {
+			c := *req.Producer
+			nm.Closer = &c
+		}
+	}
+	res.Tail, res.Closed, res.RecordNext = model.Offset(nm.Tail), nm.Closed, nm.RecordNext
+	var prodID string
+	var prodEnc []byte
+	if p := req.Producer; p != nil {
+		ns := accepted(st, p, receipt{Seq: p.Seq, End: nm.Tail, RecStart: res.RecordStart, RecNext: res.RecordNext})
+		s.producers[p.ID] = ns
+		prodID, prodEnc = p.ID, encodeProducer(ns)
+	}
+	sid, isJSON, firstRec := s.sid, s.isJSON, res.RecordStart
+	o := &op{s: s, after: nm,
+		write: func(tx *bolt.Tx) error {
+			if err := putMessages(tx, sid, entries, isJSON, firstRec); err != nil {
+				return err
+			}
+			if prodEnc != nil {
+				return putProducer(tx, sid, prodID, prodEnc)
+			}
+			return nil
+		},
+		pub: func() { s.publish(nm, entries) },
+	}
+	if err := e.q.push(o); err != nil {
+		o.err = err
+		return o, res
+	}
+	s.m = nm
+	s.lastLSN = o.lsn
+	return o, res
+}
+
+// expireAsync deletes an expired stream without waiting. s.mu is held; e.mu is
+// taken after releasing nothing, so it must not be held by the caller.
+func (e *Engine) expireAsync(s *stream) {
+	go func() {
+		e.mu.Lock()
+		s.mu.Lock()
+		if !s.deleted && !s.m.SoftDeleted && s.live.Load() == 0 && s.m.expired(e.now(), s.access.Load()) {
+			_ = e.expireLocked(s)
+		}
+		s.mu.Unlock()
+		e.mu.Unlock()
+	}()
+}

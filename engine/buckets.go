@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"encoding/json"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/dsd-project/dsd/model"
+)
+
+// bucketRecord is the stored form of a bucket (extension §1).
+type bucketRecord struct {
+	CreatedMs int64 `json:"cms"`
+	Streams   int   `json:"streams"` // paths bound in the bucket (soft-deleted ones too)
+}
+
+// bucketState is a loaded bucket: decided state plus the lsn of its last change.
+type bucketState struct {
+	exists  bool
+	rec     bucketRecord
+	lastLSN uint64
+}
+
+// BucketInfo is what GET /{bucket_id} returns (extension §1.3).
+type BucketInfo struct {
+	ID        string
+	Streams   int
+	CreatedAt int64 // Unix ms
+}
+
+// bucketLocked returns the bucket's state, loading it when needed. e.mu is held.
+func (e *Engine) bucketLocked(id string) (*bucketState, error) {
+	if b, ok := e.buckets[id]; ok {
+		return b, nil
+	}
+	b := &bucketState{}
+	err := e.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bktBuckets).Get([]byte(id))
+		if v == nil {
+			return nil
+		}
+		b.exists = true
+		return json.Unmarshal(v, &b.rec)
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.buckets[id] = b
+	return b, nil
+}
+
+// CreateBucket creates a bucket (extension §1.2). created is false when it already
+// existed (the HTTP layer answers 409, ErrBucketExists).
+// Errors: model.ErrBadBucketID, storage errors.
+func (e *Engine) CreateBucket(id string) (created bool, err error) {
+	if !model.ValidBucketID(id) {
+		return false, model.ErrBadBucketID
+	}
+	if err := e.checkWritable(); err != nil {
+		return false, err
+	}
+	e.mu.Lock()
+	b, err := e.bucketLocked(id)
+	if err != nil {
+		e.mu.Unlock()
+		return false, err
+	}
+	if b.exists {
+		lsn := b.lastLSN
+		e.mu.Unlock()
+		return false, e.waitDurable(lsn)
+	}
+	b.exists = true
+	b.rec = bucketRecord{CreatedMs: e.now().UnixMilli()}
+	rec, _ := json.Marshal(b.rec)
+	o := &op{write: func(tx *bolt.Tx) error { return tx.Bucket(bktBuckets).Put([]byte(id), rec) }}
+	err = e.q.push(o)
+	b.lastLSN = o.lsn
+	e.mu.Unlock()
+	if err != nil {
+		return false, err
+	}
+	return true, e.await(o)
+}
+
+// Bucket returns a bucket's metadata (extension §1.3).
+// Errors: model.ErrBadBucketID, model.ErrBucketNotFound.
+func (e *Engine) Bucket(id string) (BucketInfo, error) {
+	if !model.ValidBucketID(id) {
+		return BucketInfo{}, model.ErrBadBucketID
+	}
+	e.mu.Lock()
+	b, err := e.bucketLocked(id)
+	var info BucketInfo
+	var lsn uint64
+	if err == nil && b.exists {
+		info = BucketInfo{ID: id, Streams: b.rec.Streams, CreatedAt: b.rec.CreatedMs}
+		lsn = b.lastLSN
+	}
+	e.mu.Unlock()
+	switch {
+	case err != nil:
+		return BucketInfo{}, err
+	case info.ID == "":
+		return BucketInfo{}, model.ErrBucketNotFound
+	}
+	return info, e.waitDurable(lsn)
+}
+
+// DeleteBucket deletes an empty bucket (extension §1.5).
+// Errors: model.ErrBadBucketID, model.ErrBucketNotFound, model.ErrBucketNotEmpty.
+func (e *Engine) DeleteBucket(id string) error {
+	if !model.ValidBucketID(id) {
+		return model.ErrBadBucketID
+	}
+	if err := e.checkWritable(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	b, err := e.bucketLocked(id)
+	switch {
+	case err != nil:
+	case !b.exists:
+		err = model.ErrBucketNotFound
+	case b.rec.Streams > 0:
+		err = model.ErrBucketNotEmpty
+	}
+	if err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	b.exists = false
+	b.rec = bucketRecord{}
+	o := &op{write: func(tx *bolt.Tx) error { return tx.Bucket(bktBuckets).Delete([]byte(id)) }}
+	err = e.q.push(o)
+	b.lastLSN = o.lsn
+	e.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return e.await(o)
+}
+
+// addBucketStreams adjusts a bucket's stored stream count inside a transaction.
+func addBucketStreams(tx *bolt.Tx, id string, delta int) error {
+	bk := tx.Bucket(bktBuckets)
+	v := bk.Get([]byte(id))
+	if v == nil {
+		return nil
+	}
+	var rec bucketRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return err
+	}
+	rec.Streams += delta
+	if rec.Streams < 0 {
+		rec.Streams = 0
+	}
+	nv, _ := json.Marshal(rec)
+	return bk.Put([]byte(id), nv)
+}

@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"bytes"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/dsd-project/dsd/model"
+)
+
+// ListQuery selects streams of a bucket (extension §1.4): bucket-local ids starting with
+// Prefix, strictly after After, at most Limit (1..1000).
+type ListQuery struct {
+	Prefix string
+	After  string
+	Limit  int
+}
+
+// ListedStream is one entry of a bucket listing.
+type ListedStream struct {
+	StreamID    string
+	Closed      bool
+	ContentType string
+	Tail        model.Offset
+	CreatedMs   int64
+	LastWriteMs int64
+}
+
+// StreamList is a page of a bucket listing, sorted by stream id. NextCursor is the last
+// id returned when HasMore.
+type StreamList struct {
+	Streams    []ListedStream
+	HasMore    bool
+	NextCursor string
+}
+
+// ListStreams lists a bucket's live streams (extension §1.4); soft-deleted and expired
+// streams are left out. Errors: model.ErrBadBucketID, model.ErrBucketNotFound.
+func (e *Engine) ListStreams(bucket string, q ListQuery) (StreamList, error) {
+	if _, err := e.Bucket(bucket); err != nil {
+		return StreamList{}, err
+	}
+	prefix := []byte(bucket + "/" + q.Prefix)
+	seek := prefix
+	if q.After != "" {
+		seek = append([]byte(bucket+"/"+q.After), 0)
+		if bytes.Compare(seek, prefix) < 0 {
+			seek = prefix
+		}
+	}
+	now := e.now()
+	var out StreamList
+	err := e.db.View(func(tx *bolt.Tx) error {
+		c, meta := tx.Bucket(bktNames).Cursor(), tx.Bucket(bktMeta)
+		for k, v := c.Seek(seek); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			mv := meta.Get(v)
+			if mv == nil {
+				continue
+			}
+			m, err := decodeMeta(mv)
+			if err != nil {
+				return err
+			}
+			if m.SoftDeleted || m.expired(now, e.accessOf(m)) {
+				continue
+			}
+			if len(out.Streams) == q.Limit {
+				out.HasMore = true
+				break
+			}
+			out.Streams = append(out.Streams, ListedStream{StreamID: m.Stream, Closed: m.Closed,
+				ContentType: m.ContentType, Tail: model.Offset(m.Tail), CreatedMs: m.CreatedMs,
+				LastWriteMs: m.LastWriteMs})
+		}
+		return nil
+	})
+	if out.HasMore {
+		out.NextCursor = out.Streams[len(out.Streams)-1].StreamID
+	}
+	return out, err
+}
+
+// accessOf returns the last access time of a stored stream, from memory when loaded.
+func (e *Engine) accessOf(m *streamMeta) int64 {
+	e.mu.Lock()
+	s, ok := e.byID[m.ID]
+	e.mu.Unlock()
+	if ok {
+		return s.access.Load()
+	}
+	return max(m.AccessMs, e.startedMs)
+}

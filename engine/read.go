@@ -1,0 +1,217 @@
+package engine
+
+import (
+	"bytes"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/dsd-project/dsd/model"
+)
+
+// ReadRequest asks for a catch-up read (B-5.6).
+type ReadRequest struct {
+	From     model.OffsetSpec
+	MaxBytes int  // response size target; 0 = Options.ReadChunkBytes. At least one message.
+	Bounds   bool // fill ReadResult.Ends
+	NoTouch  bool // do not restart the sliding TTL (HEAD-like internal reads)
+}
+
+// ReadResult is a range of whole messages [Start, Next) in canonical bytes (D3).
+// UpToDate: Next is the committed tail (B-5.6-05). EOF: also closed (B-5.6-06).
+type ReadResult struct {
+	Info     StreamInfo
+	Start    model.Offset
+	Next     model.Offset
+	Data     []byte
+	Ends     []int // with Bounds: the end index in Data of each message
+	UpToDate bool
+	EOF      bool
+}
+
+// Head returns a stream's committed metadata (B-5.5). It does not restart a TTL.
+// Errors: model.ErrStreamNotFound, model.ErrStreamGone.
+func (e *Engine) Head(key model.StreamKey) (StreamInfo, error) {
+	_, v, err := e.readable(key, false)
+	if err != nil {
+		return StreamInfo{}, err
+	}
+	return v.info(), nil
+}
+
+// Read serves a catch-up read (B-5.6) from the committed state.
+// Errors: model.ErrStreamNotFound, model.ErrStreamGone, model.ErrOffsetBeyondTail,
+// model.ErrOffsetGone, model.ErrOffsetNotBoundary.
+func (e *Engine) Read(key model.StreamKey, req ReadRequest) (ReadResult, error) {
+	s, v, err := e.readable(key, !req.NoTouch)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	return e.readView(s, v, req)
+}
+
+// readable returns the committed view of the stream at key for a reader; touch restarts
+// its sliding TTL (GET does, HEAD does not: B-5.1-04).
+func (e *Engine) readable(key model.StreamKey, touch bool) (*stream, *streamMeta, error) {
+	s, err := e.lookup(key.String())
+	if err != nil {
+		return nil, nil, err
+	}
+	if s == nil {
+		return nil, nil, model.ErrStreamNotFound
+	}
+	v, err := e.viewOf(s, touch)
+	return s, v, err
+}
+
+// viewOf returns s's committed view, applying deletion and expiry.
+func (e *Engine) viewOf(s *stream, touch bool) (*streamMeta, error) {
+	v := s.view()
+	switch {
+	case v == nil:
+		return nil, model.ErrStreamNotFound
+	case v.SoftDeleted:
+		return nil, model.ErrStreamGone
+	}
+	now := e.now()
+	if s.live.Load() == 0 && v.expired(now, s.access.Load()) {
+		e.expireAsync(s)
+		return nil, model.ErrStreamNotFound
+	}
+	if touch {
+		s.access.Store(now.UnixMilli())
+	}
+	return v, nil
+}
+
+// resolveStart turns a requested position into an offset of the view (B-8-03, B-8-04,
+//
+func resolveStart(v *streamMeta, spec model.OffsetSpec) (uint64, error) {
+	switch spec.Kind {
+	case model.SpecStart:
+		return v.RetainedFrom, nil
+	case model.SpecNow:
+		return v.Tail, nil
+	}
+	o := uint64(spec.At)
+	switch {
+	case o > v.Tail:
+		return 0, model.ErrOffsetBeyondTail
+	case o < v.RetainedFrom:
+		return 0, model.ErrOffsetGone
+	}
+	return o, nil
+}
+
+// readView reads whole messages from the committed view v of s.
+func (e *Engine) readView(s *stream, v *streamMeta, req ReadRequest) (ReadResult, error) {
+	start, err := resolveStart(v, req.From)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	max := req.MaxBytes
+	if max <= 0 {
+		max = e.opts.ReadChunkBytes
+	}
+	res := ReadResult{Info: v.info(), Start: model.Offset(start), Next: model.Offset(start)}
+	if start < v.Tail {
+		msgs, err := e.messages(s, v, start, max)
+		if err != nil {
+			return ReadResult{}, err
+		}
+		res.Data, res.Ends = assemble(msgs, req.Bounds)
+		res.Next = model.Offset(start + uint64(len(res.Data)))
+	}
+	res.UpToDate = uint64(res.Next) == v.Tail
+	res.EOF = res.UpToDate && v.Closed
+	return res, nil
+}
+
+// messages returns whole messages from start (a message boundary, else
+// ErrOffsetNotBoundary) up to about max bytes (at least one) within the view.
+func (e *Engine) messages(s *stream, v *streamMeta, start uint64, max int) ([]cachedMsg, error) {
+	s.mu.Lock()
+	cached, ok, found := s.cache.slice(start, v.Tail)
+	var msgs []cachedMsg
+	if ok && found {
+		msgs = takeUpTo(cached, max)
+	}
+	s.mu.Unlock()
+	switch {
+	case ok && !found:
+		return nil, model.ErrOffsetNotBoundary
+	case ok:
+		return msgs, nil
+	}
+	err := e.db.View(func(tx *bolt.Tx) error {
+		var err error
+		msgs, err = readSegments(tx, v.segments(), start, v.Tail, max)
+		return err
+	})
+	return msgs, err
+}
+
+// takeUpTo copies whole messages from msgs up to about max bytes, at least one.
+func takeUpTo(msgs []cachedMsg, max int) []cachedMsg {
+	n, size := 0, 0
+	for n < len(msgs) && (n == 0 || size+int(msgs[n].size()) <= max) {
+		size += int(msgs[n].size())
+		n++
+	}
+	return append([]cachedMsg(nil), msgs[:n]...)
+}
+
+// readSegments reads whole messages in [start, tail) across segments, up to about max
+// bytes (at least one). Values are copied out of the transaction.
+func readSegments(tx *bolt.Tx, segs []segment, start, tail uint64, max int) ([]cachedMsg, error) {
+	c := tx.Bucket(bktData).Cursor()
+	var out []cachedMsg
+	size := 0
+	first := true
+	for _, sg := range segs {
+		if sg.To <= start {
+			continue
+		}
+		from := start
+		if sg.From > from {
+			from = sg.From
+		}
+		want := posKey(sg.SID, from)
+		k, val := c.Seek(want)
+		if first && (k == nil || !bytes.Equal(k, want)) {
+			return nil, model.ErrOffsetNotBoundary
+		}
+		first = false
+		for ; k != nil; k, val = c.Next() {
+			sid, off := splitPosKey(k)
+			if sid != sg.SID || off >= sg.To || off >= tail {
+				break
+			}
+			if len(out) > 0 && size+len(val)-1 > max {
+				return out, nil
+			}
+			out = append(out, cachedMsg{off: off, buf: bytes.Clone(val)})
+			size += len(val) - 1
+		}
+	}
+	return out, nil
+}
+
+// assemble concatenates message bytes; with bounds it also returns each message's end.
+func assemble(msgs []cachedMsg, bounds bool) ([]byte, []int) {
+	n := 0
+	for _, m := range msgs {
+		n += int(m.size())
+	}
+	data := make([]byte, 0, n)
+	var ends []int
+	if bounds {
+		ends = make([]int, 0, len(msgs))
+	}
+	for _, m := range msgs {
+		data = append(data, m.data()...)
+		if bounds {
+			ends = append(ends, len(data))
+		}
+	}
+	return data, ends
+}

@@ -1,0 +1,72 @@
+package engine
+
+import "encoding/binary"
+
+// The on-disk layout. This file is the only place that names bbolt buckets and encodes
+// keys. All integers are big-endian so that cursor order is numeric order.
+//
+//	system   "format" -> formatVersion; "next_sid" -> uint64 (last stream id handed out)
+//	buckets  bucket_id -> bucketRecord (JSON)
+//	names    "{bucket}/{stream}" -> sid (uint64): the live incarnation bound to a path
+//	meta     sid -> streamMeta (JSON)
+//	data     sid | offset -> flags byte | message bytes   (one entry per message, D3)
+//	records  sid | ordinal -> offset                       (JSON streams, extension §6)
+//	prods    sid | producer id -> producerState (JSON)
+//	snaps    sid -> snapshot body                          (one visible snapshot per stream)
+//	trash    sid -> trashRecord (JSON): storage to free in the background
+const formatVersion = "dsd-1"
+
+var (
+	bktSystem  = []byte("system")
+	bktBuckets = []byte("buckets")
+	bktNames   = []byte("names")
+	bktMeta    = []byte("meta")
+	bktData    = []byte("data")
+	bktRecords = []byte("records")
+	bktProds   = []byte("prods")
+	bktSnaps   = []byte("snaps")
+	bktTrash   = []byte("trash")
+
+	allBuckets = [][]byte{bktSystem, bktBuckets, bktNames, bktMeta, bktData, bktRecords,
+		bktProds, bktSnaps, bktTrash}
+
+	keyFormat  = []byte("format")
+	keyNextSID = []byte("next_sid")
+)
+
+// Flags of a data entry (its first byte).
+const (
+	flagUnitEnd byte = 1 << 0 // the last message of one append unit (one POST or PUT body)
+)
+
+func u64(v uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], v)
+	return b[:]
+}
+
+func getU64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
+
+// sidKey is the 8-byte prefix of every per-stream key.
+func sidKey(sid uint64) []byte { return u64(sid) }
+
+// posKey is sid | pos: the key of a data entry (pos = offset) or record (pos = ordinal).
+func posKey(sid, pos uint64) []byte {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], sid)
+	binary.BigEndian.PutUint64(b[8:], pos)
+	return b[:]
+}
+
+// splitPosKey decodes a posKey.
+func splitPosKey(k []byte) (sid, pos uint64) {
+	return binary.BigEndian.Uint64(k[:8]), binary.BigEndian.Uint64(k[8:16])
+}
+
+// prodKey is sid | producer id.
+func prodKey(sid uint64, id string) []byte {
+	b := make([]byte, 8+len(id))
+	binary.BigEndian.PutUint64(b, sid)
+	copy(b[8:], id)
+	return b
+}

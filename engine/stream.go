@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"sync"
+	"sync/atomic"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/dsd-project/dsd/model"
+)
+
+// stream is the in-memory state of one loaded stream incarnation.
+//
+// m is the decided state: every queued op is already applied to it. vis is the committed
+// state that readers see (nil until the creating op commits). Both point to immutable
+// values: a change copies m, edits the copy and makes it the new m and the op's after.
+type stream struct {
+	key    string
+	sid    uint64
+	isJSON bool // immutable per incarnation
+
+	mu         sync.Mutex
+	m          *streamMeta
+	vis        *streamMeta
+	deleted    bool // a delete is decided (writers see 404)
+	visDeleted bool // the delete committed (readers see 404)
+	lastLSN    uint64
+	producers  map[string]*producerState
+	notify     chan struct{} // closed and replaced at every publish
+	cache      tailCache
+
+	access atomic.Int64 // last GET/POST, Unix ms (sliding TTL)
+	live   atomic.Int32 // open long-poll and SSE requests (A-14: never expire while > 0)
+}
+
+func newStream(m *streamMeta, committed bool, cacheBytes int) *stream {
+	s := &stream{key: model.StreamKey{Bucket: m.Bucket, Stream: m.Stream}.String(), sid: m.ID,
+		isJSON: m.isJSON(),
+		m: m, notify: make(chan struct{}), producers: make(map[string]*producerState)}
+	if committed {
+		s.vis = m
+	}
+	s.cache.max = cacheBytes
+	s.cache.reset(m.Tail)
+	s.access.Store(m.AccessMs)
+	return s
+}
+
+// edit returns a copy of the decided meta to change; the caller installs it with set.
+func (s *stream) edit() *streamMeta {
+	c := *s.m
+	return &c
+}
+
+// view returns the committed state, or nil when the stream is not (or no longer) visible.
+func (s *stream) view() *streamMeta {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.visDeleted {
+		return nil
+	}
+	return s.vis
+}
+
+// publish installs committed state, feeds the tail cache and wakes waiters. It runs on
+// the committer after the transaction commits.
+func (s *stream) publish(after *streamMeta, msgs []cachedMsg) {
+	s.mu.Lock()
+	if after != nil {
+		s.vis = after
+	}
+	if len(msgs) > 0 {
+		s.cache.add(msgs)
+	}
+	ch := s.notify
+	s.notify = make(chan struct{})
+	s.mu.Unlock()
+	close(ch)
+}
+
+// publishDelete marks the incarnation deleted for readers and wakes waiters.
+func (s *stream) publishDelete() {
+	s.mu.Lock()
+	s.visDeleted = true
+	s.cache.reset(0)
+	ch := s.notify
+	s.notify = make(chan struct{})
+	s.mu.Unlock()
+	close(ch)
+}
+
+// lookup returns the loaded newest incarnation bound to key, loading it from storage when
+// needed; nil when no stream is bound to key.
+func (e *Engine) lookup(key string) (*stream, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lookupLocked(key)
+}
+
+func (e *Engine) lookupLocked(key string) (*stream, error) {
+	if s, ok := e.streams[key]; ok {
+		return s, nil
+	}
+	var m *streamMeta
+	err := e.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bktNames).Get([]byte(key))
+		if v == nil {
+			return nil
+		}
+		var err error
+		m, err = loadMeta(tx, getU64(v))
+		return err
+	})
+	if err != nil || m == nil {
+		return nil, err
+	}
+	return e.adopt(m, true), nil
+}
+
+// adopt registers a stream loaded from storage; bound says whether its path's name entry
+// points to it. e.mu is held.
+func (e *Engine) adopt(m *streamMeta, bound bool) *stream {
+	if s, ok := e.byID[m.ID]; ok {
+		if bound {
+			e.streams[s.key] = s
+		}
+		return s
+	}
+	if m.AccessMs < e.startedMs {
+		// Reads do not write; after a restart every sliding window starts afresh rather
+		// than expire early.
+		m.AccessMs = e.startedMs
+	}
+	s := newStream(m, true, e.opts.TailCacheBytes)
+	if bound {
+		e.streams[s.key] = s
+	}
+	e.byID[m.ID] = s
+	return s
+}
+
+// byIDLocked returns the loaded incarnation with the given sid, loading it when needed
+// (fork sources). e.mu is held.
+func (e *Engine) byIDLocked(sid uint64) (*stream, error) {
+	if s, ok := e.byID[sid]; ok {
+		return s, nil
+	}
+	var m *streamMeta
+	bound := false
+	err := e.db.View(func(tx *bolt.Tx) error {
+		var err error
+		if m, err = loadMeta(tx, sid); err != nil || m == nil {
+			return err
+		}
+		key := model.StreamKey{Bucket: m.Bucket, Stream: m.Stream}.String()
+		v := tx.Bucket(bktNames).Get([]byte(key))
+		bound = v != nil && getU64(v) == sid
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, model.ErrStreamNotFound
+	}
+	if s, ok := e.streams[model.StreamKey{Bucket: m.Bucket, Stream: m.Stream}.String()]; ok && s.sid == sid {
+		return s, nil
+	}
+	return e.adopt(m, bound), nil
+}
+
+func loadMeta(tx *bolt.Tx, sid uint64) (*streamMeta, error) {
+	v := tx.Bucket(bktMeta).Get(sidKey(sid))
+	if v == nil {
+		return nil, nil
+	}
+	return decodeMeta(v)
+}

@@ -1,0 +1,99 @@
+package httpd
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/model"
+)
+
+// append serves POST {stream} (B-5.2, B-5.2.1, B-5.3).
+func (h *Handler) append(w http.ResponseWriter, r *http.Request, t target) error {
+	body, err := readBody(w, r, h.cfg.MaxBody)
+	if err != nil {
+		return err
+	}
+	req, err := parseAppend(r, body)
+	if err != nil {
+		return err
+	}
+	res, err := h.store.Append(t.key, req)
+	if err != nil {
+		return err
+	}
+	hd := w.Header()
+	hd.Set(hNextOffset, res.Tail.String())
+	if res.Closed {
+		hd.Set(hStreamClosed, "true")
+	}
+	if req.Producer != nil {
+		hd.Set(hProducerEpoch, strconv.FormatUint(res.ProducerEpoch, 10))
+		hd.Set(hProducerSeq, strconv.FormatUint(res.ProducerSeq, 10))
+	}
+	if res.JSON {
+		setRecordAck(hd, res.RecordStart, res.RecordNext)
+	}
+	status := http.StatusNoContent
+	if res.Outcome == engine.Appended && req.Producer != nil {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	return nil
+}
+
+// parseAppend reads the append headers: A-07 step 1 (syntax), in order.
+func parseAppend(r *http.Request, body []byte) (engine.AppendRequest, error) {
+	hd := r.Header
+	req := engine.AppendRequest{Body: body, Close: model.StreamClosedHeader(hd.Get(hStreamClosed))}
+	id, hasID := hd[hProducerID]
+	ep, hasEp := hd[hProducerEpoch]
+	sq, hasSq := hd[hProducerSeq]
+	p, err := model.ParseProducer(first(id), first(ep), first(sq), hasID, hasEp, hasSq)
+	if err != nil {
+		return req, err
+	}
+	req.Producer = p
+	if len(body) == 0 && !req.Close {
+		return req, model.ErrEmptyBody
+	}
+	if len(body) > 0 {
+		ct := hd.Get(hContentType)
+		if ct == "" {
+			return req, model.ErrMissingContentType
+		}
+		if req.MediaType, err = model.MediaType(ct); err != nil {
+			return req, err
+		}
+	}
+	if v, ok := hd[hStreamSeq]; ok {
+		if v[0] == "" {
+			return req, model.ErrBadStreamSeq
+		}
+		s := v[0]
+		req.StreamSeq = &s
+	}
+	if v, ok := hd[hRecordMatch]; ok {
+		n, err := parseUint(v[0])
+		if err != nil {
+			return req, model.ErrBadRecord
+		}
+		req.RecordMatch = &n
+	}
+	return req, nil
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// parseUint parses a non-negative decimal integer without sign or leading zeros.
+func parseUint(s string) (uint64, error) {
+	if s == "" || (len(s) > 1 && s[0] == '0') || s[0] == '+' {
+		return 0, model.ErrBadQuery
+	}
+	return strconv.ParseUint(s, 10, 64)
+}

@@ -1,0 +1,119 @@
+package httpd
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/dsd-project/dsd/model"
+)
+
+// targetKind says what resource a request path names (D1).
+type targetKind uint8
+
+const (
+	tBucket       targetKind = iota // /{bucket}
+	tBucketList                     // /{bucket}/streams
+	tStream                         // {stream}
+	tSnapshot                       // {stream}/snapshot
+	tSnapshotAt                     // {stream}/snapshot/{offset}
+	tRetention                      // {stream}/retention[/{offset}]
+	tBootstrap                      // {stream}/bootstrap
+	tAttrs                          // {stream}/attrs
+	tAppendBatch                    // {stream}/append-batch
+	tReserved                       // .../__ds/...: subscriptions
+)
+
+// target is a parsed request path.
+type target struct {
+	kind   targetKind
+	bucket string
+	key    model.StreamKey
+	flat   bool   // the /v1/stream/ compatibility surface
+	path   string // the stream's own path as requested (escaped), for Location
+	param  string // decoded {offset} of snapshot and retention paths ("" when absent)
+}
+
+// reservedSegment is the first path segment reserved for subscriptions (B-6-01, D1).
+const reservedSegment = "__ds"
+
+// flatPrefix is the compatibility surface's root (D1).
+const flatPrefix = "/v1/stream/"
+
+// parseTarget classifies an escaped request path. Errors: model.ErrRouteNotFound,
+// model.ErrBadBucketID, model.ErrBadStreamID, model.ErrBadQuery (bad escapes).
+func (h *Handler) parseTarget(escaped string) (target, error) {
+	if h.cfg.CompatBucket != "" && strings.HasPrefix(escaped, flatPrefix) {
+		segs := strings.Split(escaped[len(flatPrefix):], "/")
+		t, err := streamTarget(h.cfg.CompatBucket, segs)
+		t.flat = true
+		if err == nil {
+			t.path = flatPrefix + segs[0]
+		}
+		return t, err
+	}
+	if !strings.HasPrefix(escaped, "/") || escaped == "/" {
+		return target{}, model.ErrRouteNotFound
+	}
+	segs := strings.Split(escaped[1:], "/")
+	bucket, err := url.PathUnescape(segs[0])
+	if err != nil {
+		return target{}, model.ErrBadQuery
+	}
+	if bucket == reservedSegment {
+		return target{kind: tReserved}, nil
+	}
+	if !model.ValidBucketID(bucket) {
+		return target{}, model.ErrBadBucketID
+	}
+	if len(segs) == 1 {
+		return target{kind: tBucket, bucket: bucket}, nil
+	}
+	if len(segs) == 2 && segs[1] == model.ReservedStreamID {
+		return target{kind: tBucketList, bucket: bucket}, nil
+	}
+	t, err := streamTarget(bucket, segs[1:])
+	if err == nil {
+		t.path = "/" + segs[0] + "/" + segs[1]
+	}
+	return t, err
+}
+
+// streamTarget parses "{stream}[/{sub}[/{param}]]" within a bucket.
+func streamTarget(bucket string, segs []string) (target, error) {
+	name, err := url.PathUnescape(segs[0])
+	if err != nil {
+		return target{}, model.ErrBadQuery
+	}
+	if name == reservedSegment {
+		return target{kind: tReserved}, nil
+	}
+	if err := model.CheckStreamID(bucket, name); err != nil {
+		return target{}, err
+	}
+	t := target{kind: tStream, bucket: bucket, key: model.StreamKey{Bucket: bucket, Stream: name}}
+	switch sub := segs[1:]; {
+	case len(sub) == 0:
+	case len(sub) == 1 && sub[0] == "snapshot":
+		t.kind = tSnapshot
+	case len(sub) == 2 && sub[0] == "snapshot":
+		t.kind = tSnapshotAt
+	case (len(sub) == 1 || len(sub) == 2) && sub[0] == "retention":
+		t.kind = tRetention
+	case len(sub) == 1 && sub[0] == "bootstrap":
+		t.kind = tBootstrap
+	case len(sub) == 1 && sub[0] == "attrs":
+		t.kind = tAttrs
+	case len(sub) == 1 && sub[0] == "append-batch":
+		t.kind = tAppendBatch
+	default:
+		return target{}, model.ErrRouteNotFound
+	}
+	if len(segs) == 3 {
+		p, err := url.PathUnescape(segs[2])
+		if err != nil {
+			return target{}, model.ErrBadOffset
+		}
+		t.param = p
+	}
+	return t, nil
+}

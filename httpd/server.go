@@ -1,0 +1,153 @@
+// Package httpd is dsd's HTTP layer: it parses requests, calls the Store, and renders
+// responses for the Durable Streams base protocol (spec/base-protocol.md) and the
+// extensions (spec/extensions.txt), on the bucketed surface and on the flat
+// /v1/stream/ compatibility surface (D1). Handlers never choose a status: errors are
+// mapped once, in errors.go.
+package httpd
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/dsd-project/dsd/model"
+)
+
+// Config tunes the HTTP layer.
+type Config struct {
+	// LongPollTimeout is how long a long-poll waits for data (D6; default 20s).
+	LongPollTimeout time.Duration
+	// SSEMaxAge ends SSE responses after this long (D6; default 60s).
+	SSEMaxAge time.Duration
+	// SSEKeepAlive is the keep-alive control event period while caught up (D6; 15s).
+	SSEKeepAlive time.Duration
+	// CompatBucket holds the streams of the /v1/stream/ surface; "" disables it (D1).
+	CompatBucket string
+	// MaxBody bounds request bodies in bytes (D5; default 32 MiB); larger is 413.
+	MaxBody int64
+	// AuthTokens, when non-empty, are the bearer tokens allowed to use the server
+	// (B-12-01); other requests get 401.
+	AuthTokens []string
+}
+
+func (c *Config) defaults() {
+	if c.LongPollTimeout == 0 {
+		c.LongPollTimeout = 20 * time.Second
+	}
+	if c.SSEMaxAge == 0 {
+		c.SSEMaxAge = 60 * time.Second
+	}
+	if c.SSEKeepAlive == 0 {
+		c.SSEKeepAlive = 15 * time.Second
+	}
+	if c.MaxBody == 0 {
+		c.MaxBody = 32 << 20
+	}
+}
+
+// Handler serves the protocol over a Store.
+type Handler struct {
+	store  Store
+	cfg    Config
+	router *httprouter.Router
+	now    func() time.Time
+}
+
+// New returns the HTTP handler for store.
+func New(store Store, cfg Config) *Handler {
+	cfg.defaults()
+	h := &Handler{store: store, cfg: cfg, now: time.Now}
+	r := httprouter.New()
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleOPTIONS = false
+	r.HandleMethodNotAllowed = false
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPut,
+		http.MethodPost, http.MethodDelete} {
+		r.Handle(m, "/*path", h.dispatch)
+	}
+	r.Handle(http.MethodOptions, "/*path", h.options)
+	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, req, methodOrRouteError(req))
+	})
+	r.PanicHandler = func(w http.ResponseWriter, req *http.Request, v any) {
+		writeError(w, req, fmt.Errorf("panic: %v", v))
+	}
+	h.router = r
+	return h
+}
+
+func methodOrRouteError(r *http.Request) error {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost,
+		http.MethodDelete, http.MethodOptions:
+		return model.ErrRouteNotFound
+	}
+	return model.ErrMethodNotAllowed
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	setCommonHeaders(w.Header())
+	if len(h.cfg.AuthTokens) > 0 && r.Method != http.MethodOptions && !h.authorized(r) {
+		writeError(w, r, model.ErrUnauthorized)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodPut &&
+		r.Method != http.MethodPost && r.Method != http.MethodDelete && r.Method != http.MethodOptions {
+		w.Header().Set("Allow", "GET, HEAD, PUT, POST, DELETE, OPTIONS")
+		writeError(w, r, model.ErrMethodNotAllowed)
+		return
+	}
+	h.router.ServeHTTP(w, r)
+}
+
+// authorized checks the bearer token (B-12-01).
+func (h *Handler) authorized(r *http.Request) bool {
+	auth := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok {
+		return false
+	}
+	for _, t := range h.cfg.AuthTokens {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// options answers CORS preflights (A-25).
+func (h *Handler) options(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	hd := w.Header()
+	hd.Set("Access-Control-Allow-Methods", "GET, HEAD, PUT, POST, DELETE, OPTIONS")
+	hd.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+	hd.Set("Access-Control-Max-Age", "86400")
+	hd.Set("Allow", "GET, HEAD, PUT, POST, DELETE, OPTIONS")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handlerFunc is the shape of every resource handler: it returns an error instead of
+// choosing a status.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, t target) error
+
+// dispatch routes a request by resource kind and method.
+func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	t, err := h.parseTarget(r.URL.EscapedPath())
+	if err == nil {
+		fn := h.route(t, r.Method)
+		if fn == nil {
+			w.Header().Set("Allow", allowed(t.kind))
+			err = model.ErrMethodNotAllowed
+		} else {
+			err = fn(w, r, t)
+		}
+	}
+	if err != nil {
+		writeError(w, r, err)
+	}
+}

@@ -1,0 +1,181 @@
+package httpd
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/model"
+)
+
+// sse serves GET {stream}?live=sse (B-5.8, B-8-06, B-8-07, D6): one data event per read
+// chunk, each followed by a control event in the same write; keep-alive control events
+// while caught up; the final control event after closure; the response ends after
+// SSEMaxAge.
+func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQuery) error {
+	lr, info, err := h.store.OpenLive(t.key)
+	if err != nil {
+		return err
+	}
+	defer lr.Close()
+	res, err := lr.Read(engine.ReadRequest{From: q.from})
+	if err != nil {
+		return err
+	}
+	enc := sseEncoding(info)
+	hd := w.Header()
+	hd.Set(hContentType, "text/event-stream")
+	hd.Set("Cache-Control", ccNoCache)
+	hd.Set("X-Accel-Buffering", "no")
+	if enc == encBase64 {
+		hd.Set(hSSEEncoding, "base64")
+	}
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	deadline := time.Now().Add(h.cfg.SSEMaxAge)
+	var buf bytes.Buffer
+	for {
+		buf.Reset()
+		if len(res.Data) > 0 {
+			writeDataEvent(&buf, enc, res.Data)
+		}
+		h.writeControlEvent(&buf, q.cursor, res.Next, res.UpToDate, res.EOF)
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return nil
+		}
+		if err := rc.Flush(); err != nil || res.EOF {
+			return nil
+		}
+		if !res.UpToDate {
+			if res, err = lr.Read(engine.ReadRequest{From: at(res.Next)}); err != nil {
+				return nil
+			}
+			continue
+		}
+		next, ok := h.sseWait(r.Context(), w, rc, lr, q.cursor, res.Next, deadline)
+		if !ok {
+			return nil
+		}
+		if res, err = lr.Read(engine.ReadRequest{From: at(next)}); err != nil {
+			return nil
+		}
+	}
+}
+
+// sseWait waits for data after next, sending keep-alive control events every
+// SSEKeepAlive. ok is false when the response must end (client gone, stream deleted,
+// max age reached).
+func (h *Handler) sseWait(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, lr LiveReader, cursor string, next model.Offset, deadline time.Time) (model.Offset, bool) {
+	for {
+		wait := min(h.cfg.SSEKeepAlive, time.Until(deadline))
+		if wait <= 0 {
+			return next, false
+		}
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		_, err := lr.Wait(wctx, next)
+		cancel()
+		switch {
+		case err == nil:
+			return next, true
+		case ctx.Err() != nil, !errors.Is(err, context.DeadlineExceeded):
+			return next, false
+		case !time.Now().Before(deadline):
+			return next, false
+		}
+		var buf bytes.Buffer
+		h.writeControlEvent(&buf, cursor, next, true, false)
+		if _, err := w.Write(buf.Bytes()); err != nil || rc.Flush() != nil {
+			return next, false
+		}
+	}
+}
+
+func at(o model.Offset) model.OffsetSpec { return model.OffsetSpec{Kind: model.SpecAt, At: o} }
+
+// sseEnc is how data events carry a stream's bytes (B-5.8-02, A-20).
+type sseEnc uint8
+
+const (
+	encText sseEnc = iota
+	encJSON
+	encBase64
+)
+
+func sseEncoding(info engine.StreamInfo) sseEnc {
+	switch {
+	case info.JSON():
+		return encJSON
+	case model.IsTextual(info.MediaType):
+		return encText
+	}
+	return encBase64
+}
+
+// writeDataEvent renders one data event (B-5.8-03, B-5.8-04, A-17, A-18).
+func writeDataEvent(buf *bytes.Buffer, enc sseEnc, data []byte) {
+	buf.WriteString("event: data\n")
+	switch enc {
+	case encBase64:
+		buf.WriteString("data:")
+		b := buf.AvailableBuffer()
+		b = base64.StdEncoding.AppendEncode(b, data)
+		buf.Write(b)
+		buf.WriteByte('\n')
+	case encJSON:
+		buf.WriteString("data:")
+		buf.Write(model.JSONArrayFromCanonical(buf.AvailableBuffer(), data))
+		buf.WriteByte('\n')
+	default:
+		writeTextLines(buf, data)
+	}
+	buf.WriteByte('\n')
+}
+
+// writeTextLines splits text on CRLF, CR and LF into data: lines (A-17, B-5.8-09).
+func writeTextLines(buf *bytes.Buffer, data []byte) {
+	for {
+		i := bytes.IndexAny(data, "\r\n")
+		line := data
+		if i >= 0 {
+			line = data[:i]
+		}
+		buf.WriteString("data:")
+		if len(line) > 0 && line[0] == ' ' {
+			buf.WriteByte(' ')
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+		if i < 0 {
+			return
+		}
+		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			i++
+		}
+		data = data[i+1:]
+	}
+}
+
+// controlEvent is the JSON of a control event (B-5.8-05).
+type controlEvent struct {
+	StreamNextOffset string `json:"streamNextOffset"`
+	StreamCursor     string `json:"streamCursor,omitempty"`
+	UpToDate         bool   `json:"upToDate,omitempty"`
+	StreamClosed     bool   `json:"streamClosed,omitempty"`
+}
+
+// writeControlEvent renders a control event; a closing one carries no cursor (A-19).
+func (h *Handler) writeControlEvent(buf *bytes.Buffer, cursor string, next model.Offset, upToDate, closed bool) {
+	ev := controlEvent{StreamNextOffset: next.String(), UpToDate: upToDate || closed, StreamClosed: closed}
+	if !closed {
+		ev.StreamCursor = h.nextCursor(cursor)
+	}
+	b, _ := json.Marshal(ev)
+	buf.WriteString("event: control\ndata:")
+	buf.Write(b)
+	buf.WriteString("\n\n")
+}

@@ -1,0 +1,123 @@
+package model
+
+import (
+	"fmt"
+	"mime"
+	"strings"
+	"time"
+)
+
+// MaxSafeInt is 2^53-1, the largest producer epoch, producer seq and TTL (B-5.2.1-02, A-13).
+const MaxSafeInt = 1<<53 - 1
+
+// ParseTTL parses Stream-TTL: a non-negative decimal integer of seconds with no sign,
+// leading zero, fraction or exponent, at most 2^53-1 (B-5.1-04, A-13).
+// Errors: ErrBadTTL.
+func ParseTTL(s string) (uint64, error) {
+	if s == "" || (len(s) > 1 && s[0] == '0') {
+		return 0, ErrBadTTL
+	}
+	v, ok := parseDigits(s)
+	if !ok || len(s) > 16 || v > MaxSafeInt {
+		return 0, ErrBadTTL
+	}
+	return v, nil
+}
+
+// ParseExpiresAt parses Stream-Expires-At as RFC 3339 (fraction and zone offset allowed)
+// and requires it to be after now (B-5.1-06, A-12).
+// Errors: ErrBadExpiresAt.
+func ParseExpiresAt(s string, now time.Time) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
+	if err != nil {
+		return time.Time{}, ErrBadExpiresAt
+	}
+	if !t.After(now) {
+		return time.Time{}, fmt.Errorf("%w: %s is not in the future", ErrBadExpiresAt, s)
+	}
+	return t.UTC(), nil
+}
+
+// FormatExpiresAt renders an expiry instant as HEAD echoes it: UTC with milliseconds.
+func FormatExpiresAt(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// ParseProducerInt parses a producer epoch or seq: ^[0-9]+$ (leading zeros accepted), at
+// most 2^53-1 (B-5.2.1-02, A-08). Errors: ErrBadProducer.
+func ParseProducerInt(s string) (uint64, error) {
+	if s == "" || len(s) > 32 {
+		return 0, ErrBadProducer
+	}
+	v, ok := parseDigits(strings.TrimLeft(s, "0"))
+	if !ok || v > MaxSafeInt {
+		return 0, ErrBadProducer
+	}
+	return v, nil
+}
+
+// Producer is an idempotent producer's (Producer-Id, Producer-Epoch, Producer-Seq) triple
+// (B-5.2.1-01).
+type Producer struct {
+	ID    string
+	Epoch uint64
+	Seq   uint64
+}
+
+// ParseProducer parses the three producer headers; has* say which were present. None
+// present gives (nil, nil). Errors: ErrBadProducer for a partial set, an empty id, or a
+// malformed integer (B-5.2.1-01, B-5.2.1-02).
+func ParseProducer(id, epoch, seq string, hasID, hasEpoch, hasSeq bool) (*Producer, error) {
+	if !hasID && !hasEpoch && !hasSeq {
+		return nil, nil
+	}
+	if !hasID || !hasEpoch || !hasSeq {
+		return nil, fmt.Errorf("%w: partial producer headers", ErrBadProducer)
+	}
+	if id == "" {
+		return nil, fmt.Errorf("%w: empty Producer-Id", ErrBadProducer)
+	}
+	e, err := ParseProducerInt(epoch)
+	if err != nil {
+		return nil, fmt.Errorf("%w: Producer-Epoch %q", ErrBadProducer, epoch)
+	}
+	q, err := ParseProducerInt(seq)
+	if err != nil {
+		return nil, fmt.Errorf("%w: Producer-Seq %q", ErrBadProducer, seq)
+	}
+	return &Producer{ID: id, Epoch: e, Seq: q}, nil
+}
+
+// StreamClosedHeader reports whether a Stream-Closed value means "closed": "true" after
+// trimming, compared case-insensitively; every other value counts as absent (B-4.1-01,
+//
+func StreamClosedHeader(v string) bool {
+	return strings.EqualFold(strings.TrimSpace(v), "true")
+}
+
+// MediaType returns the normalized media type of a Content-Type value: the part before
+// ';', trimmed and lowercased. Errors: ErrBadContentType unless it is type/subtype
+//
+func MediaType(ct string) (string, error) {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil && err != mime.ErrInvalidMediaParameter {
+		return "", fmt.Errorf("%w: %q", ErrBadContentType, ct)
+	}
+	slash := strings.IndexByte(mt, '/')
+	if slash <= 0 || slash == len(mt)-1 {
+		return "", fmt.Errorf("%w: %q", ErrBadContentType, ct)
+	}
+	return mt, nil
+}
+
+// DefaultContentType is the type of a stream created without Content-Type (B-5.1-03).
+const DefaultContentType = "application/octet-stream"
+
+// IsJSON reports whether a normalized media type selects JSON mode (B-9.1-01, D3, A-20).
+func IsJSON(mediaType string) bool { return mediaType == "application/json" }
+
+// IsTextual reports whether SSE sends a stream of this normalized media type as text
+// (text/* and application/json) rather than base64 (B-5.8-02, A-20).
+func IsTextual(mediaType string) bool {
+	return strings.HasPrefix(mediaType, "text/") || mediaType == "application/json"
+}
