@@ -65,8 +65,8 @@ type Engine struct {
 	now  func() time.Time
 
 	mu      sync.Mutex
-	streams map[string]*stream  // by "{bucket}/{stream}": the newest incarnation
-	byID    map[uint64]*stream  // loaded incarnations by sid (fork sources too)
+	streams map[string]*stream // by "{bucket}/{stream}": the newest incarnation
+	byID    map[uint64]*stream // loaded incarnations by sid (fork sources too)
 	buckets map[string]*bucketState
 	nextSID uint64
 

@@ -36,7 +36,7 @@ type stream struct {
 func newStream(m *streamMeta, committed bool, cacheBytes int) *stream {
 	s := &stream{key: model.StreamKey{Bucket: m.Bucket, Stream: m.Stream}.String(), sid: m.ID,
 		isJSON: m.isJSON(),
-		m: m, notify: make(chan struct{}), producers: make(map[string]*producerState)}
+		m:      m, notify: make(chan struct{}), producers: make(map[string]*producerState)}
 	if committed {
 		s.vis = m
 	}

@@ -27,7 +27,7 @@ var statusOf = map[*model.Error]int{
 	model.ErrStreamNotFound: 404, model.ErrStreamGone: 410, model.ErrStreamDeletedPut: 409,
 	model.ErrConfigMismatch: 409, model.ErrForkSourceGone: 409, model.ErrForkSourceMiss: 404,
 	model.ErrContentTypeMismatch: 409, model.ErrStreamSeqConflict: 409,
-	model.ErrEpochSeqNotZero: 400,
+	model.ErrEpochSeqNotZero:  400,
 	model.ErrSnapshotNotFound: 404, model.ErrSnapshotConflict: 409, model.ErrSnapshotMatch: 409,
 	model.ErrSnapshotLatest: 409, model.ErrRetentionInvalid: 409,
 	model.ErrStorageFailed: 503, model.ErrShuttingDown: 503,

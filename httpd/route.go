@@ -11,16 +11,16 @@ import (
 type targetKind uint8
 
 const (
-	tBucket       targetKind = iota // /{bucket}
-	tBucketList                     // /{bucket}/streams
-	tStream                         // {stream}
-	tSnapshot                       // {stream}/snapshot
-	tSnapshotAt                     // {stream}/snapshot/{offset}
-	tRetention                      // {stream}/retention[/{offset}]
-	tBootstrap                      // {stream}/bootstrap
-	tAttrs                          // {stream}/attrs
-	tAppendBatch                    // {stream}/append-batch
-	tReserved                       // .../__ds/...: subscriptions
+	tBucket      targetKind = iota // /{bucket}
+	tBucketList                    // /{bucket}/streams
+	tStream                        // {stream}
+	tSnapshot                      // {stream}/snapshot
+	tSnapshotAt                    // {stream}/snapshot/{offset}
+	tRetention                     // {stream}/retention[/{offset}]
+	tBootstrap                     // {stream}/bootstrap
+	tAttrs                         // {stream}/attrs
+	tAppendBatch                   // {stream}/append-batch
+	tReserved                      // .../__ds/...: subscriptions
 )
 
 // target is a parsed request path.
