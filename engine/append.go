@@ -122,9 +122,9 @@ func (e *Engine) decideAppend(s *stream, req *AppendRequest, msgs [][]byte, pars
 	if parseErr != nil {
 		return res, nil, 0, parseErr
 	}
-	o, res := e.queueAppend(s, req, msgs, st, res, now)
-	if o.err != nil {
-		return res, nil, 0, o.err
+	o, res, err := e.queueAppend(s, req, msgs, st, res, now)
+	if err != nil {
+		return res, nil, 0, err
 	}
 	return res, o, 0, nil
 }
@@ -181,8 +181,8 @@ func duplicateResult(st *producerState, p *model.Producer, res AppendResult) App
 }
 
 // queueAppend applies an admitted append to the decided state and queues it. s.mu is
-// held. A push failure is returned in o.err.
-func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *producerState, res AppendResult, now time.Time) (*op, AppendResult) {
+// held.
+func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *producerState, res AppendResult, now time.Time) (*op, AppendResult, error) {
 	nm := s.edit()
 	var entries []cachedMsg
 	if len(req.Body) > 0 {
@@ -211,9 +211,9 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 	res.Tail, res.Closed, res.RecordNext = model.Offset(nm.Tail), nm.Closed, nm.RecordNext
 	var prodID string
 	var prodEnc []byte
+	var ns *producerState
 	if p := req.Producer; p != nil {
-		ns := accepted(st, p, receipt{Seq: p.Seq, End: nm.Tail, RecStart: res.RecordStart, RecNext: res.RecordNext})
-		s.producers[p.ID] = ns
+		ns = accepted(st, p, receipt{Seq: p.Seq, End: nm.Tail, RecStart: res.RecordStart, RecNext: res.RecordNext})
 		prodID, prodEnc = p.ID, encodeProducer(ns)
 	}
 	sid, isJSON, firstRec := s.sid, s.isJSON, res.RecordStart
@@ -230,12 +230,14 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 		pub: func() { s.publish(nm, entries) },
 	}
 	if err := e.q.push(o); err != nil {
-		o.err = err
-		return o, res
+		return nil, res, err
+	}
+	if ns != nil {
+		s.producers[prodID] = ns
 	}
 	s.m = nm
 	s.lastLSN = o.lsn
-	return o, res
+	return o, res, nil
 }
 
 // expireAsync deletes an expired stream without waiting. s.mu is held; e.mu is

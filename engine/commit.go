@@ -125,7 +125,14 @@ func (e *Engine) commitLoop() {
 		if p := e.failed.Load(); p != nil {
 			err = *p
 		} else {
-			err = e.db.Update(func(tx *bolt.Tx) error { return applyBatch(tx, batch, dirty) })
+			err = e.db.Update(func(tx *bolt.Tx) error {
+				if hook := e.commitHook.Load(); hook != nil {
+					if err := (*hook)(); err != nil {
+						return err
+					}
+				}
+				return applyBatch(tx, batch, dirty)
+			})
 			if err != nil {
 				e.fail(err)
 			}

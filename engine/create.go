@@ -155,9 +155,9 @@ func (e *Engine) createLocked(key model.StreamKey, b *bucketState, req *CreateRe
 	if m.isJSON() {
 		m.RecordNext = uint64(len(entries))
 	}
-	o := e.queueCreate(m, b, entries)
-	if o.err != nil {
-		return CreateResult{}, nil, o.err
+	o, err := e.queueCreate(m, b, entries)
+	if err != nil {
+		return CreateResult{}, nil, err
 	}
 	return CreateResult{Created: true, Info: m.info(), RecordStart: 0, RecordNext: m.RecordNext}, o, nil
 }
@@ -181,9 +181,8 @@ func (e *Engine) newMeta(key model.StreamKey, req *CreateRequest, now time.Time)
 
 // queueCreate binds m's path to a new stream holding entries and queues the op. The
 // stream is visible to writers at once and to readers once committed. also are further
-// meta changes committed and published with it. e.mu is held. A push failure is
-// returned in o.err.
-func (e *Engine) queueCreate(m *streamMeta, b *bucketState, entries []cachedMsg, also ...metaChange) *op {
+// meta changes committed and published with it. e.mu is held.
+func (e *Engine) queueCreate(m *streamMeta, b *bucketState, entries []cachedMsg, also ...metaChange) (*op, error) {
 	s := newStream(m, false, e.opts.TailCacheBytes)
 	s.cache.reset(0)
 	if m.Fork != nil {
@@ -216,12 +215,11 @@ func (e *Engine) queueCreate(m *streamMeta, b *bucketState, entries []cachedMsg,
 		},
 	}
 	if err := e.q.push(o); err != nil {
-		o.err = err
-		return o
+		return nil, err
 	}
 	s.lastLSN = o.lsn
 	b.rec.Streams++
 	e.streams[s.key] = s
 	e.byID[sid] = s
-	return o
+	return o, nil
 }

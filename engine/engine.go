@@ -76,6 +76,8 @@ type Engine struct {
 	stop      chan struct{}
 	bg        sync.WaitGroup
 	startedMs int64
+
+	commitHook atomic.Pointer[func() error] // tests: fault injection before each commit
 }
 
 // ErrLocked is returned by Open when another process holds the data file.

@@ -97,9 +97,9 @@ func (e *Engine) createForkLocked(key model.StreamKey, b *bucketState, req *Crea
 	}
 	nsrc := src.edit()
 	nsrc.Refs++
-	o := e.queueCreate(m, b, entries, metaChange{s: src, after: nsrc})
-	if o.err != nil {
-		return CreateResult{}, nil, o.err
+	o, err := e.queueCreate(m, b, entries, metaChange{s: src, after: nsrc})
+	if err != nil {
+		return CreateResult{}, nil, err
 	}
 	src.m = nsrc
 	src.lastLSN = o.lsn

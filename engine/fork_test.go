@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/dsd-project/dsd/model"
+)
+
+func forkReq(src string, at *model.Offset, sub uint64) CreateRequest {
+	return CreateRequest{Fork: &ForkRequest{Source: key(src), SourcePath: "/test/" + src, Offset: at, SubOffset: sub}}
+}
+
+// A fork reads the source's data before the fork point, then its own; later source
+// appends stay invisible to it. Spec: B-4.2-01, B-4.2-02, B-4.2-18.
+func TestForkInheritsPrefixOnly(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("src", "text/plain", "abc")
+	f, err := te.Create(key("f"), forkReq("src", nil, 0))
+	if err != nil || f.Info.Tail != off(3) || f.Info.ContentType != "text/plain" {
+		t.Fatalf("fork: %+v %v", f, err)
+	}
+	te.mustAppend("src", "text/plain", "SRC")
+	te.mustAppend("f", "text/plain", "FORK")
+	if got := string(te.readAll("f").Data); got != "abcFORK" {
+		t.Fatalf("fork reads %q", got)
+	}
+	if got := string(te.readAll("src").Data); got != "abcSRC" {
+		t.Fatalf("source reads %q", got)
+	}
+}
+
+// Sub-offsets cut the unit at the anchor; beyond its end is 400. Spec: B-4.2-14, A-22.
+func TestForkSubOffset(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("s", "text/plain", "first")
+	te.mustAppend("s", "text/plain", "second")
+	at := off(5)
+	if _, err := te.Create(key("f1"), forkReq("s", &at, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(te.readAll("f1").Data); got != "firstsec" {
+		t.Fatalf("sub-offset fork reads %q", got)
+	}
+	if _, err := te.Create(key("f2"), forkReq("s", &at, 7)); !errors.Is(err, model.ErrBadForkRequest) {
+		t.Fatalf("sub-offset past the unit: %v", err)
+	}
+	mid := off(2)
+	if _, err := te.Create(key("f3"), forkReq("s", &mid, 0)); !errors.Is(err, model.ErrOffsetNotBoundary) {
+		t.Fatalf("unaligned anchor: %v", err)
+	}
+}
+
+// Deleting a forked source soft-deletes it (410, path taken); deleting the last fork
+// frees it, up the chain. Spec: B-4.2-10, B-4.2-11.
+func TestForkSoftDeleteAndCascade(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("a", "text/plain", "A")
+	if _, err := te.Create(key("b"), forkReq("a", nil, 0)); err != nil {
+		t.Fatal(err)
+	}
+	te.mustAppend("b", "text/plain", "B")
+	if _, err := te.Create(key("c"), forkReq("b", nil, 0)); err != nil {
+		t.Fatal(err)
+	}
+	te.mustAppend("c", "text/plain", "C")
+	for _, n := range []string{"a", "b"} {
+		if err := te.Delete(key(n)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := te.Head(key(n)); !errors.Is(err, model.ErrStreamGone) {
+			t.Fatalf("head of soft-deleted %s: %v", n, err)
+		}
+	}
+	if _, err := te.Create(key("a"), CreateRequest{}); !errors.Is(err, model.ErrStreamDeletedPut) {
+		t.Fatalf("PUT on soft-deleted path: %v", err)
+	}
+	te.reopen()
+	if got := string(te.readAll("c").Data); got != "ABC" {
+		t.Fatalf("leaf reads %q", got)
+	}
+	if err := te.Delete(key("c")); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		if _, err := te.Head(key(n)); !errors.Is(err, model.ErrStreamNotFound) {
+			t.Fatalf("after cascade, head %s: %v", n, err)
+		}
+	}
+}
+
+// After a failed commit the engine refuses every write with ErrStorageFailed and
+// acknowledges nothing it could not persist. Spec: D4.
+func TestStorageFailureIsSticky(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("x", "text/plain", "ok")
+	hook := func() error { return errors.New("disk on fire") }
+	te.commitHook.Store(&hook)
+	if _, err := te.Append(key("x"), AppendRequest{MediaType: "text/plain", Body: []byte("lost")}); !errors.Is(err, model.ErrStorageFailed) {
+		t.Fatalf("append during failure: %v", err)
+	}
+	te.commitHook.Store(nil)
+	if _, err := te.Append(key("x"), AppendRequest{MediaType: "text/plain", Body: []byte("later")}); !errors.Is(err, model.ErrStorageFailed) {
+		t.Fatalf("append after failure: %v", err)
+	}
+	if got := string(te.readAll("x").Data); got != "ok" {
+		t.Fatalf("reads %q", got)
+	}
+}
