@@ -173,3 +173,29 @@ func (s *S) Parallel(fs ...func()) {
 	}
 	wg.Wait()
 }
+
+// Async runs f (a request) in a goroutine and returns a channel with its response.
+// Failures inside f are reported to the spec.
+func (s *S) Async(f func() *Response) <-chan *Response {
+	ch := make(chan *Response, 1)
+	go func() {
+		defer ginkgo.GinkgoRecover()
+		ch <- f()
+	}()
+	return ch
+}
+
+// Await receives the response of an Async request, failing the spec if none arrives
+// within the long-poll budget.
+func (s *S) Await(ch <-chan *Response) *Response {
+	ginkgo.GinkgoHelper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(s.longPollBudget()):
+		ginkgo.Fail("no response within " + s.longPollBudget().String())
+	case <-s.Ctx.Done():
+		ginkgo.Fail("spec context ended while waiting: " + s.Ctx.Err().Error())
+	}
+	return nil
+}

@@ -86,7 +86,7 @@ func (t *Transcript) String() string {
 			continue
 		}
 		fmt.Fprintf(&b, "  < %d %s (%s)\n", e.Status, http.StatusText(e.Status), e.Elapsed.Round(time.Millisecond))
-		writeHeaders(&b, "  < ", e.RespHeader)
+		writeHeaders(&b, "  < ", responseHeadersToShow(e))
 		e.mu.Lock()
 		if e.respLen > 0 {
 			fmt.Fprintf(&b, "  < (%d bytes read) %s\n", e.respLen, quoteExcerpt(e.respBody, e.respLen))
@@ -94,6 +94,21 @@ func (t *Transcript) String() string {
 		e.mu.Unlock()
 	}
 	return b.String()
+}
+
+// responseHeadersToShow drops connection management and, except on OPTIONS, the CORS
+// headers: noise in most transcripts.
+func responseHeadersToShow(e *Exchange) http.Header {
+	h := http.Header{}
+	for k, v := range e.RespHeader {
+		switch {
+		case k == "Connection" || k == "Keep-Alive":
+		case strings.HasPrefix(k, "Access-Control-") && e.Method != "OPTIONS":
+		default:
+			h[k] = v
+		}
+	}
+	return h
 }
 
 // writeHeaders writes headers sorted by name, skipping the noise of Date.

@@ -1,0 +1,60 @@
+package conformance
+
+import (
+	"encoding/json"
+
+	. "github.com/onsi/gomega"
+)
+
+// Spec: base protocol §12 (digest §17), browser security headers.
+var _ = Section("12", "12 Security", func() {
+	ConformanceIt(SHOULD, Reqs{"B-12.7-01"}, "sends X-Content-Type-Options: nosniff on every kind of response", func(s *S) {
+		st := s.Stream("nosniff")
+		responses := map[string]*Response{"PUT": st.Put(CT(ctText))}
+		tail := st.MustAppend("data")
+		responses["POST"] = st.Append("more")
+		responses["GET"] = st.Read(offsetStart)
+		responses["HEAD"] = st.Head()
+		responses["long-poll 200"] = st.LongPoll(offsetStart)
+		responses["404"] = s.Stream("nosniff-missing").Read(offsetStart)
+		responses["409"] = st.Append("{}", CT(ctJSON))
+		c := st.SSE(tail)
+		responses["SSE"] = c.Resp
+		for kind, r := range responses {
+			Expect(r).To(HaveHeader(hNosniff, "nosniff"), "%s response", kind)
+		}
+	})
+
+	ConformanceIt(SHOULD, Reqs{"B-12.7-02"}, "sends Cross-Origin-Resource-Policy with a valid value", func(s *S) {
+		st := s.Create("corp", CT(ctText), Text("data"))
+		for kind, r := range map[string]*Response{"GET": st.Read(offsetStart), "HEAD": st.Head()} {
+			Expect(r).To(HaveHeader(hCORP, BeElementOf("cross-origin", "same-site", "same-origin")), "%s response", kind)
+		}
+	})
+
+	ConformanceIt(SHOULD, Reqs{"B-12.7-03", "B-5.5-03"}, "sends Cache-Control: no-store on HEAD", func(s *S) {
+		st := s.Create("no-store", CT(ctText))
+		Expect(st.Head()).To(HaveHeader(hCacheControl, ContainSubstring("no-store")))
+	})
+
+	ConformanceIt(SHOULD, Reqs{"B-5.2-10"}, "answers errors with an application/json {\"error\":{\"code\",\"message\"}} body (D7)", Profile("dsd"), func(s *S) {
+		st := s.Create("error-body", CT(ctText))
+		st.MustClose()
+		for kind, r := range map[string]*Response{
+			"404": s.Stream("error-missing").Read(offsetStart),
+			"409": st.Append("x"),
+			"400": st.Read("0,1"),
+		} {
+			Expect(r).To(HaveMediaType(ctJSON), "%s response", kind)
+			var body struct {
+				Error struct {
+					Code    string `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			Expect(json.Unmarshal(r.Data, &body)).To(Succeed(), "%s body %q", kind, r.Text())
+			Expect(body.Error.Code).To(MatchRegexp(`^[A-Z][A-Z0-9_]*$`), "%s error code", kind)
+			Expect(body.Error.Message).NotTo(BeEmpty(), "%s error message", kind)
+		}
+	})
+})
