@@ -15,7 +15,7 @@ ifeq ($(ENABLE_RACE),1)
 RACE_FLAG := -race
 endif
 
-.PHONY: all build run test unit lint clean
+.PHONY: all build run test unit lint docs clean
 all: build
 
 build:
@@ -38,6 +38,10 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+## docs: regenerate the generated tables in CONFORMANCE.md that come from the code.
+docs:
+	UPDATE_DOCS=1 $(GO) test -count=1 -run 'TestConformanceDoc' ./httpd/
 
 clean:
 	rm -rf $(BIN) $(REPORT_DIR)

@@ -1,0 +1,110 @@
+package httpd
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// Bad input gets a 4xx with the JSON error body of D7 and changes nothing: after every
+// rejected request the stream still holds exactly "seed" with the same tail.
+// Spec: D7, A-07 step 1, A-11, A-15, B-5.1-04, B-5.1-06, B-5.2.1-01, B-5.2.1-02,
+// B-5.6-08, B-5.7-01, B-9.1-03, extension §1.1, §5.1.
+func TestBadInputIsRejectedAndChangesNothing(t *testing.T) {
+	s := newTestServer(t)
+	s.do("PUT", "/v1/stream/s", "seed", "Content-Type: text/plain")
+	s.do("PUT", "/v1/stream/j", `{"a":1}`, "Content-Type: application/json")
+	cases := []struct {
+		name, method, path, body string
+		hdr                      []string
+		status                   int
+		code                     string
+	}{
+		{"ttl with sign", "PUT", "/v1/stream/n1", "", []string{"Stream-TTL: +60"}, 400, "INVALID_TTL"},
+		{"ttl leading zero", "PUT", "/v1/stream/n1", "", []string{"Stream-TTL: 060"}, 400, "INVALID_TTL"},
+		{"ttl exponent", "PUT", "/v1/stream/n1", "", []string{"Stream-TTL: 1e3"}, 400, "INVALID_TTL"},
+		{"ttl and expiry", "PUT", "/v1/stream/n1", "", []string{"Stream-TTL: 60", "Stream-Expires-At: 2099-01-01T00:00:00Z"}, 400, "TTL_AND_EXPIRES_AT"},
+		{"bad expiry", "PUT", "/v1/stream/n1", "", []string{"Stream-Expires-At: tomorrow"}, 400, "INVALID_EXPIRES_AT"},
+		{"past expiry", "PUT", "/v1/stream/n1", "", []string{"Stream-Expires-At: 2001-01-01T00:00:00Z"}, 400, "INVALID_EXPIRES_AT"},
+		{"bad content type", "PUT", "/v1/stream/n1", "", []string{"Content-Type: text"}, 400, "INVALID_CONTENT_TYPE"},
+		{"invalid json create", "PUT", "/v1/stream/n1", "{", []string{"Content-Type: application/json"}, 400, "INVALID_JSON"},
+		{"bad attrs", "PUT", "/v1/stream/n1", "", []string{`Stream-Attrs: {"title":5}`}, 400, "INVALID_ATTRS"},
+		{"sub-offset alone", "PUT", "/v1/stream/n1", "", []string{"Stream-Fork-Sub-Offset: 0"}, 400, "INVALID_FORK"},
+		{"fork offset sentinel", "PUT", "/v1/stream/n1", "", []string{"Stream-Forked-From: /v1/stream/s", "Stream-Fork-Offset: now"}, 400, "INVALID_FORK"},
+		{"fork from url", "PUT", "/v1/stream/n1", "", []string{"Stream-Forked-From: http://x/v1/stream/s"}, 400, "INVALID_FORK"},
+		{"empty append", "POST", "/v1/stream/s", "", []string{"Content-Type: text/plain"}, 400, "EMPTY_BODY"},
+		{"no content type", "POST", "/v1/stream/s", "x", nil, 400, "MISSING_CONTENT_TYPE"},
+		{"partial producer", "POST", "/v1/stream/s", "x", []string{"Content-Type: text/plain", "Producer-Id: p", "Producer-Epoch: 0"}, 400, "INVALID_PRODUCER"},
+		{"producer seq not int", "POST", "/v1/stream/s", "x", []string{"Content-Type: text/plain", "Producer-Id: p", "Producer-Epoch: 0", "Producer-Seq: 1e3"}, 400, "INVALID_PRODUCER"},
+		{"producer epoch too big", "POST", "/v1/stream/s", "x", []string{"Content-Type: text/plain", "Producer-Id: p", "Producer-Epoch: 9007199254740992", "Producer-Seq: 0"}, 400, "INVALID_PRODUCER"},
+		{"empty producer id", "POST", "/v1/stream/s", "x", []string{"Content-Type: text/plain", "Producer-Id: ", "Producer-Epoch: 0", "Producer-Seq: 0"}, 400, "INVALID_PRODUCER"},
+		{"empty stream seq", "POST", "/v1/stream/s", "x", []string{"Content-Type: text/plain", "Stream-Seq: "}, 400, "INVALID_STREAM_SEQ"},
+		{"invalid json append", "POST", "/v1/stream/j", "[1,", []string{"Content-Type: application/json"}, 400, "INVALID_JSON"},
+		{"empty json array", "POST", "/v1/stream/j", "[]", []string{"Content-Type: application/json"}, 400, "EMPTY_JSON_ARRAY"},
+		{"invalid utf8 json", "POST", "/v1/stream/j", "\"\xff\"", []string{"Content-Type: application/json"}, 400, "INVALID_JSON"},
+		{"too large", "POST", "/v1/stream/s", strings.Repeat("x", 1<<20+1), []string{"Content-Type: text/plain"}, 413, "PAYLOAD_TOO_LARGE"},
+		{"malformed offset", "GET", "/v1/stream/s?offset=abc", "", nil, 400, "INVALID_OFFSET"},
+		{"empty offset", "GET", "/v1/stream/s?offset=", "", nil, 400, "INVALID_OFFSET"},
+		{"two offsets", "GET", "/v1/stream/s?offset=-1&offset=now", "", nil, 400, "INVALID_OFFSET"},
+		{"offset beyond tail", "GET", "/v1/stream/s?offset=9999999999999999_9999999999999999", "", nil, 400, "OFFSET_BEYOND_TAIL"},
+		{"offset mid message", "GET", "/v1/stream/s?offset=0000000000000000_0000000000000002", "", nil, 400, "OFFSET_NOT_ALIGNED"},
+		{"live without offset", "GET", "/v1/stream/s?live=sse", "", nil, 400, "OFFSET_REQUIRED"},
+		{"unknown live", "GET", "/v1/stream/s?offset=-1&live=poll", "", nil, 400, "INVALID_LIVE_MODE"},
+		{"bad bucket id", "PUT", "/AB", "", nil, 400, "INVALID_BUCKET_ID"},
+		{"stream id with dotdot", "PUT", "/v1/stream/a..b", "", nil, 400, "INVALID_STREAM_ID"},
+		{"stream id too long", "PUT", "/v1/stream/" + strings.Repeat("x", 120), "", nil, 400, "INVALID_STREAM_ID"},
+		{"reserved streams id", "PUT", "/v1/stream/streams", "", nil, 400, "INVALID_STREAM_ID"},
+		{"list limit", "GET", "/default/streams?limit=0", "", nil, 400, "INVALID_QUERY"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := s.do(c.method, c.path, c.body, c.hdr...)
+			if status(w) != c.status {
+				t.Fatalf("status %d, want %d: %s", status(w), c.status, w.Body.String())
+			}
+			if code := errorCode(t, w); code != c.code {
+				t.Fatalf("code %s, want %s", code, c.code)
+			}
+			if r := s.do("GET", "/v1/stream/s", ""); r.Body.String() != "seed" || r.Header().Get("Stream-Next-Offset") != "0000000000000000_0000000000000004" {
+				t.Fatalf("stream changed: %q %s", r.Body.String(), r.Header().Get("Stream-Next-Offset"))
+			}
+			if r := s.do("HEAD", "/v1/stream/n1", ""); status(r) != 404 {
+				t.Fatalf("rejected create left a stream: %d", status(r))
+			}
+		})
+	}
+}
+
+// HEAD errors carry a status and no body. Spec: A-24, D7.
+func TestHeadErrorHasNoBody(t *testing.T) {
+	s := newTestServer(t)
+	w := s.do("HEAD", "/v1/stream/missing", "")
+	if status(w) != 404 || w.Body.Len() != 0 {
+		t.Fatalf("%d %q", status(w), w.Body.String())
+	}
+}
+
+// Every response carries nosniff and CORP, errors included. Spec: B-12.7-01, D7.
+func TestSecurityHeadersEverywhere(t *testing.T) {
+	s := newTestServer(t)
+	for _, w := range []*httptest.ResponseRecorder{s.do("GET", "/v1/stream/missing", ""), s.do("PUT", "/v1/stream/ok", ""), s.do("OPTIONS", "/v1/stream/ok", "")} {
+		h := w.Header()
+		if h["X-Content-Type-Options"][0] != "nosniff" || h["Cross-Origin-Resource-Policy"][0] != "cross-origin" {
+			t.Fatalf("headers %v", h)
+		}
+	}
+}
+
+// Unknown methods get 405 with Allow; __ds is reserved and never creates a stream.
+// Spec: A-25, A-32, D1.
+func TestMethodAndReservedPaths(t *testing.T) {
+	s := newTestServer(t)
+	if w := s.do("PATCH", "/v1/stream/x", ""); status(w) != 405 || w.Header().Get("Allow") == "" {
+		t.Fatalf("PATCH: %d %v", status(w), w.Header())
+	}
+	for _, p := range []string{"/v1/stream/__ds", "/__ds/subscriptions/x", "/default/__ds"} {
+		if w := s.do("PUT", p, ""); status(w) != 501 || errorCode(t, w) != "NOT_IMPLEMENTED" {
+			t.Fatalf("PUT %s: %d %s", p, status(w), w.Body.String())
+		}
+	}
+}

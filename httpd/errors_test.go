@@ -1,0 +1,69 @@
+package httpd
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dsd-project/dsd/model"
+)
+
+// Every protocol error has a status in the one table; unknown errors are 500.
+func TestEveryErrorHasAStatus(t *testing.T) {
+	for _, err := range model.AllErrors {
+		st, known := errorStatus(err)
+		if !known || st < 400 || st >= 600 {
+			t.Errorf("%T %v: status %d known=%v", err, err, st, known)
+		}
+		if model.ErrorCode(err) == "" {
+			t.Errorf("%v has no code", err)
+		}
+	}
+	if _, known := errorStatus(fmt.Errorf("boom")); known {
+		t.Error("an unknown error must not map to a protocol status")
+	}
+}
+
+// errorTable renders the code -> status table that CONFORMANCE.md shows.
+func errorTable() string {
+	var b strings.Builder
+	b.WriteString("| code | status | meaning |\n|---|---|---|\n")
+	seen := map[string]bool{}
+	for _, err := range model.AllErrors {
+		code := model.ErrorCode(err)
+		if seen[code] {
+			continue
+		}
+		seen[code] = true
+		st, _ := errorStatus(err)
+		fmt.Fprintf(&b, "| `%s` | %d | %s |\n", code, st, err.Error())
+	}
+	return b.String()
+}
+
+var errorsSection = regexp.MustCompile(`(?s)(<!-- BEGIN GENERATED: errors -->\n).*?(<!-- END GENERATED: errors -->)`)
+
+// CONFORMANCE.md shows the current error table; UPDATE_DOCS=1 rewrites it.
+func TestConformanceDocErrorTable(t *testing.T) {
+	const path = "../CONFORMANCE.md"
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errorsSection.Match(doc) {
+		t.Fatalf("%s has no generated errors section", path)
+	}
+	want := errorsSection.ReplaceAllString(string(doc), "${1}"+strings.ReplaceAll(errorTable(), "$", "$$")+"${2}")
+	if want == string(doc) {
+		return
+	}
+	if os.Getenv("UPDATE_DOCS") == "1" {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Fatalf("%s's error table is stale: run `make docs`", path)
+}
