@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// benchCase is one row of the peers table: a `case=` tag that tools/bench/peers-round.sh puts
+// on its RESULT lines, the metric compared, and the issue's target for dsd.
+type benchCase struct {
+	Name   string // case= tag
+	Title  string // what ran
+	Metric string // RESULT key compared across servers
+	Unit   string // unit of Metric
+	Lower  bool   // lower is better (latency, memory)
+	Target string // the target as the issue states it ("" = none, comparison only)
+	// Check judges dsd against the target given every server's aggregate; ok=false with
+	// a reason when it is missed. Nil when there is no target.
+	Check func(a map[string]*serverAgg) checkResult
+}
+
+// Server kinds as tools/with-server.sh names them.
+const (
+	kindDSD         = "dsd"
+	kindNodeDurable = "node-durable"
+	kindNode        = "node"
+)
+
+// benchCases lists the rows in table order.
+var benchCases = []benchCase{
+	{Name: "append-100", Title: "Durable appends: 100 streams, 50 connections, 100 B (dsbench)", Metric: "rps", Unit: "req/s",
+		Target: ">= 10x Node durable, p99 <= 25 ms",
+		Check: func(a map[string]*serverAgg) checkResult {
+			return all(ratioAtLeast(a, "rps", 10), maxOf(a[kindDSD], "p99_ms", 25))
+		}},
+	{Name: "append-1", Title: "Durable appends: 1 stream, 50 connections, 100 B (dsbench)", Metric: "rps", Unit: "req/s",
+		Target: ">= 5x Node durable",
+		Check:  func(a map[string]*serverAgg) checkResult { return ratioAtLeast(a, "rps", 5) }},
+	{Name: "wrk-append-100", Title: "Same as append-100, driven by wrk (tools/bench/wrk-append.sh)", Metric: "rps", Unit: "req/s"},
+	{Name: "batch-100", Title: "append-batch: 100 frames of 100 B per request, 100 streams, 50 connections", Metric: "records_per_s", Unit: "records/s",
+		Target: ">= 5x the records/s of single 100 B POSTs in the same run (dsd only)",
+		Check:  func(a map[string]*serverAgg) checkResult { return minOf(a[kindDSD], "batch_vs_single", 5) }},
+	{Name: "fanout-1000", Title: "SSE fan-out: 1,000 subscribers, 1 writer at 50 events/s", Metric: "p99_ms", Unit: "ms publish-to-receive", Lower: true,
+		Target: "nothing lost or duplicated, p99 <= 10 ms and not worse than Node durable",
+		Check: func(a map[string]*serverAgg) checkResult {
+			return all(maxOf(a[kindDSD], "lost", 0), maxOf(a[kindDSD], "dups", 0), maxOf(a[kindDSD], "p99_ms", 10),
+				ratioAtMost(a, "p99_ms", 1))
+		}},
+	{Name: "replay-500", Title: "Catch-up replay: 500 clients each reading a 200 KiB stream at once", Metric: "p99_ms", Unit: "ms per client", Lower: true,
+		Target: "p99 <= Node durable's",
+		Check: func(a map[string]*serverAgg) checkResult {
+			return all(maxOf(a[kindDSD], "incomplete", 0), ratioAtMost(a, "p99_ms", 1))
+		}},
+	{Name: "replay-bootstrap-500", Title: "Bootstrap replay: the same streams read with GET {stream}/bootstrap", Metric: "p99_ms", Unit: "ms per client", Lower: true},
+	{Name: "idle-sse-10000", Title: "10,000 idle SSE subscribers: server RSS growth per subscriber", Metric: "per_sub_kib", Unit: "KiB", Lower: true,
+		Target: "<= 20 KiB RSS each",
+		Check: func(a map[string]*serverAgg) checkResult {
+			return all(minOf(a[kindDSD], "connected", 10000), maxOf(a[kindDSD], "per_sub_kib", 20))
+		}},
+	{Name: "startup", Title: "Start-up: time to first successful HEAD after a restart with 10,000 streams / 1 GiB", Metric: "ready_ms", Unit: "ms", Lower: true,
+		Target: "serves within 1 s",
+		Check:  func(a map[string]*serverAgg) checkResult { return maxOf(a[kindDSD], "ready_ms", 1000) }},
+}
+
+// caseByName returns the case with that name.
+func caseByName(name string) (benchCase, bool) {
+	for _, c := range benchCases {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return benchCase{}, false
+}
+
+// all combines checks: ok when every one is, with the reasons of those that are not.
+func all(checks ...checkResult) checkResult {
+	var why []string
+	for _, c := range checks {
+		if !c.ok {
+			why = append(why, c.why)
+		}
+	}
+	return checkResult{len(why) == 0, strings.Join(why, "; ")}
+}
+
+// checkResult is one condition's outcome; why explains a failure.
+type checkResult struct {
+	ok  bool
+	why string
+}
+
+func ratioAtLeast(a map[string]*serverAgg, key string, want float64) checkResult {
+	r, ok := ratio(a, key)
+	if !ok {
+		return checkResult{false, "no dsd or Node durable result for " + key}
+	}
+	return checkResult{r >= want, fmt.Sprintf("%s ratio %.2fx < %gx", key, r, want)}
+}
+
+func ratioAtMost(a map[string]*serverAgg, key string, want float64) checkResult {
+	r, ok := ratio(a, key)
+	if !ok {
+		return checkResult{false, "no dsd or Node durable result for " + key}
+	}
+	return checkResult{r <= want, fmt.Sprintf("%s ratio %.2fx > %gx", key, r, want)}
+}
+
+func maxOf(s *serverAgg, key string, limit float64) checkResult {
+	v, ok := s.median(key)
+	if !ok {
+		return checkResult{false, "no dsd result for " + key}
+	}
+	return checkResult{v <= limit, fmt.Sprintf("%s %.3g > %g", key, v, limit)}
+}
+
+func minOf(s *serverAgg, key string, limit float64) checkResult {
+	v, ok := s.median(key)
+	if !ok {
+		return checkResult{false, "no dsd result for " + key}
+	}
+	return checkResult{v >= limit, fmt.Sprintf("%s %.3g < %g", key, v, limit)}
+}
+
+// ratio is dsd's median of key over Node durable's.
+func ratio(a map[string]*serverAgg, key string) (float64, bool) {
+	d, ok1 := a[kindDSD].median(key)
+	n, ok2 := a[kindNodeDurable].median(key)
+	if !ok1 || !ok2 || n == 0 {
+		return 0, false
+	}
+	return d / n, true
+}

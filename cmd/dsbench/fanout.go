@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// fanoutConfig configures the fan-out workload.
+type fanoutConfig struct {
+	Subscribers    int           // SSE subscribers on the one stream
+	Rate           float64       // appends per second by the single writer
+	Size           int           // bytes per append
+	Duration       time.Duration // how long the writer publishes
+	Drain          time.Duration // how long to wait after the last append for deliveries
+	ConnectTimeout time.Duration // how long subscribers may take to connect
+}
+
+func runFanout(args []string) error {
+	fs := flag.NewFlagSet("fanout", flag.ContinueOnError)
+	common := registerCommon(fs)
+	var c fanoutConfig
+	fs.IntVar(&c.Subscribers, "subscribers", 1000, "SSE subscribers (GET {stream}?offset=now&live=sse), one connection each")
+	fs.Float64Var(&c.Rate, "rate", 50, "appends per second by the one writer (paced, not closed-loop)")
+	fs.IntVar(&c.Size, "size", 100, "bytes per append (\"SEQ SENT_NS xx..x\\n\", text/plain)")
+	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "how long the writer publishes")
+	fs.DurationVar(&c.Drain, "drain", 5*time.Second, "after the last append, wait at most this long for every subscriber to receive everything")
+	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", 60*time.Second, "time allowed for all subscribers to receive their first control event")
+	fs.Usage = flagUsage(fs, "fanout", "One writer appends at --rate to one text/plain stream while --subscribers SSE clients\n"+
+		"follow it from offset=now. Reports publish-to-receive latency per (event, subscriber), and\n"+
+		"per-subscriber lost and duplicated events. Subscribers reconnect from the last control\n"+
+		"event's streamNextOffset when the server ends a response.")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cm, err := common()
+	if err != nil {
+		return err
+	}
+	if c.Subscribers < 1 || c.Rate <= 0 || c.Size < 1 {
+		return fmt.Errorf("--subscribers >= 1, --rate > 0 and --size >= 1 required")
+	}
+	raiseNoFile(uint64(c.Subscribers + 1024))
+	t := newTarget(cm, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := t.Prepare(ctx); err != nil {
+		return err
+	}
+	name := t.StreamName(0)
+	if _, err := t.CreateStream(ctx, name, "text/plain"); err != nil {
+		return err
+	}
+	streamURL := t.StreamURL(name)
+	fmt.Printf("fanout: %s subscribers=%d rate=%.1f/s size=%dB duration=%v\n", streamURL, c.Subscribers, c.Rate, c.Size, c.Duration)
+
+	base := time.Now()
+	client := newSSEClient(c.Subscribers)
+	subs := make([]*subscriber, c.Subscribers)
+	trackers := make([]*fanoutTracker, c.Subscribers)
+	uniques := make([]atomic.Int64, c.Subscribers)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64) // connection attempts in flight
+	connectStart := time.Now()
+	for i := range subs {
+		tr := newFanoutTracker()
+		trackers[i] = tr
+		s := newSubscriber(streamURL, client, "now")
+		s.OnData = func(data []byte, at time.Time) {
+			tr.Observe(data, at.Sub(base))
+			uniques[i].Store(tr.Unique)
+		}
+		subs[i] = s
+		wg.Go(func() {
+			sem <- struct{}{}
+			go func() {
+				select {
+				case <-s.connected:
+				case <-ctx.Done():
+				}
+				<-sem
+			}()
+			_ = s.Run(ctx, 200*time.Millisecond, 0)
+		})
+	}
+	connected := waitConnected(subs, c.ConnectTimeout)
+	fmt.Printf("subscribers: %d/%d connected in %v\n", connected, c.Subscribers, time.Since(connectStart).Round(time.Millisecond))
+
+	writer := newTarget(cm, 2)
+	acked, pubLat, pubStatuses := fanoutWriter(ctx, writer, streamURL, c, base)
+	published := int64(len(acked))
+	ackedCount := int64(0)
+	for _, a := range acked {
+		if a {
+			ackedCount++
+		}
+	}
+	// Drain: wait until every subscriber has every published event, or the drain time ends.
+	drainUntil := time.Now().Add(c.Drain)
+	for time.Now().Before(drainUntil) && !allReceived(uniques, ackedCount) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+
+	var lat Histogram
+	var lost, dups, reordered, malformed, subsWithLoss, subsWithDups, reconnects int64
+	connStatuses := Statuses{}
+	for i, tr := range trackers {
+		l := tr.Lost(acked)
+		lost += l
+		if l > 0 {
+			subsWithLoss++
+		}
+		if tr.Dups > 0 {
+			subsWithDups++
+		}
+		dups += tr.Dups
+		reordered += tr.Reordered
+		malformed += tr.Malformed
+		lat.Merge(&tr.Latency)
+		reconnects += int64(subs[i].Reconnects)
+		connStatuses.Add(subs[i].Statuses)
+	}
+	expected := ackedCount * int64(c.Subscribers)
+	fmt.Printf("published: %d appends (%.1f/s), %d acknowledged; statuses %s\n",
+		published, float64(published)/c.Duration.Seconds(), ackedCount, pubStatuses)
+	printLatency(stdout, "append latency", pubLat)
+	fmt.Printf("deliveries: %d of %d expected; lost %d (%d subscribers), duplicated %d (%d subscribers), reordered %d, malformed %d, reconnects %d\n",
+		int64(lat.Count()), expected, lost, subsWithLoss, dups, subsWithDups, reordered, malformed, reconnects)
+	fmt.Printf("subscribe requests: %s\n", connStatuses)
+	printLatency(stdout, "publish-to-receive latency", &lat)
+
+	r := NewResult("fanout", cm.Tags)
+	r.Set("subscribers", c.Subscribers)
+	r.Set("connected", connected)
+	r.Set("rate", c.Rate)
+	r.Set("size", c.Size)
+	r.Set("dur_s", c.Duration.Seconds())
+	r.Set("published", published)
+	r.Set("acked", ackedCount)
+	r.Set("expected", expected)
+	r.Set("delivered", lat.Count())
+	r.Set("lost", lost)
+	r.Set("dups", dups)
+	r.Set("subs_with_loss", subsWithLoss)
+	r.Set("subs_with_dups", subsWithDups)
+	r.Set("reordered", reordered)
+	r.Set("malformed", malformed)
+	r.Set("reconnects", reconnects)
+	r.SetLatency("", &lat)
+	r.Set("append_p99_ms", pubLat.Quantile(0.99))
+	r.SetStatuses("", pubStatuses)
+	r.SetStatuses("subscribe_", connStatuses)
+	fmt.Println(r)
+	return nil
+}
+
+// waitConnected waits until every subscriber has had its first control event or timeout
+// passes, and returns how many had.
+func waitConnected(subs []*subscriber, timeout time.Duration) int {
+	deadline := time.After(timeout)
+	for _, s := range subs {
+		select {
+		case <-s.connected:
+		case <-deadline:
+			return countConnected(subs)
+		}
+	}
+	return len(subs)
+}
+
+func countConnected(subs []*subscriber) int {
+	n := 0
+	for _, s := range subs {
+		select {
+		case <-s.connected:
+			n++
+		default:
+		}
+	}
+	return n
+}
+
+// allReceived reports whether every subscriber has at least n distinct events.
+func allReceived(uniques []atomic.Int64, n int64) bool {
+	for i := range uniques {
+		if uniques[i].Load() < n {
+			return false
+		}
+	}
+	return true
+}
+
+// fanoutWriter appends one message every 1/Rate seconds for Duration (falling behind rather
+// than bursting when an append is slow). Message i carries sequence number i; acked[i] tells
+// whether its append was acknowledged (2xx). A failed append may still have landed, so
+// subscribers are held to the acknowledged ones only.
+func fanoutWriter(ctx context.Context, t *Target, u string, c fanoutConfig, base time.Time) (acked []bool, lat *Histogram, statuses Statuses) {
+	interval := time.Duration(float64(time.Second) / c.Rate)
+	statuses = Statuses{}
+	lat = &Histogram{}
+	start := time.Now()
+	for i := 0; ; i++ {
+		next := start.Add(time.Duration(i) * interval)
+		if next.Sub(start) >= c.Duration || ctx.Err() != nil {
+			break
+		}
+		if d := time.Until(next); d > 0 {
+			time.Sleep(d)
+		}
+		t0 := time.Now()
+		body := fanoutPayload(int64(i), t0.Sub(base), c.Size)
+		acked = append(acked, false)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+		if err != nil {
+			statuses.Inc(0, err)
+			continue
+		}
+		req.Header.Set("Content-Type", "text/plain")
+		resp, err := t.Client.Do(req)
+		if err != nil {
+			statuses.Inc(0, err)
+			continue
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		lat.Record(time.Since(t0))
+		statuses.Inc(resp.StatusCode, err)
+		acked[i] = err == nil && resp.StatusCode/100 == 2
+	}
+	return acked, lat, statuses
+}

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// replayConfig configures the replay workload.
+type replayConfig struct {
+	Clients    int  // concurrent readers; client i reads stream i mod Streams
+	Streams    int  // pre-filled streams
+	Messages   int  // messages per stream
+	MsgSize    int  // bytes per message
+	SetupConns int  // requests in flight during setup
+	Setup      bool // create and fill the streams first
+	Read       bool // run the readers
+	Bootstrap  bool // read with GET {stream}/bootstrap instead of catch-up
+	Snapshot   bool // publish a snapshot at the midpoint during setup
+	PutBody    bool // setup: create each stream with its whole content as the PUT body
+}
+
+func runReplay(args []string) error {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	common := registerCommon(fs)
+	var c replayConfig
+	fs.IntVar(&c.Clients, "clients", 500, "concurrent readers; client i reads stream i mod --streams")
+	fs.IntVar(&c.Streams, "streams", 0, "pre-filled streams (default: --clients)")
+	fs.IntVar(&c.Messages, "messages", 50, "messages per stream (setup)")
+	fs.IntVar(&c.MsgSize, "msg-size", 4096, "bytes per message (setup); stream size = messages x msg-size")
+	fs.IntVar(&c.SetupConns, "setup-conns", 32, "requests in flight during setup")
+	fs.BoolVar(&c.Setup, "setup", true, "create and fill the streams (use --setup=false --prefix P to re-read streams an earlier run filled)")
+	fs.BoolVar(&c.Read, "read", true, "run the readers (--read=false: setup only)")
+	fs.BoolVar(&c.Bootstrap, "bootstrap", false, "read each stream with one GET {stream}/bootstrap (multipart/mixed) instead of catch-up reads")
+	fs.BoolVar(&c.PutBody, "put-body", false, "setup: create each stream with its whole content (messages x msg-size bytes) as the PUT body: one request per stream, one message")
+	fs.BoolVar(&c.Snapshot, "snapshot", false, "setup: publish a snapshot at the midpoint offset (PUT {stream}/snapshot/{offset}) where the server supports it")
+	fs.Usage = flagUsage(fs, "replay", "Clients read whole pre-filled streams at once: catch-up (GET ?offset=-1, following\n"+
+		"Stream-Next-Offset until Stream-Up-To-Date) or /bootstrap. Reports per-client replay time\n"+
+		"(p50/p99), per-request latency and MB/s, and checks every client got the whole stream.")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cm, err := common()
+	if err != nil {
+		return err
+	}
+	if c.Streams == 0 {
+		c.Streams = c.Clients
+	}
+	if c.Clients < 1 || c.Streams < 1 || c.Messages < 1 || c.MsgSize < 1 {
+		return fmt.Errorf("--clients, --streams, --messages and --msg-size must be >= 1")
+	}
+	if c.PutBody && c.Snapshot {
+		return fmt.Errorf("--snapshot needs appends: drop --put-body")
+	}
+	t := newTarget(cm, max(c.Clients, c.SetupConns))
+	ctx := context.Background()
+	if err := t.Prepare(ctx); err != nil {
+		return err
+	}
+	snapshots := false
+	if c.Setup {
+		start := time.Now()
+		snapshots, err = replaySetup(ctx, t, c)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("setup: %d streams x %d messages x %dB in %v (snapshots: %v); prefix %s\n",
+			c.Streams, c.Messages, c.MsgSize, time.Since(start).Round(time.Millisecond), snapshots, t.Prefix)
+	}
+	if !c.Read {
+		r := NewResult("replay-setup", cm.Tags)
+		r.Set("streams", c.Streams)
+		r.Set("stream_bytes", c.Messages*c.MsgSize)
+		r.Set("snapshots", snapshots)
+		fmt.Println(r)
+		return nil
+	}
+	workload := "replay"
+	if c.Bootstrap {
+		workload = "replay-bootstrap"
+		st, _, err := t.do(ctx, http.MethodGet, t.StreamURL(t.StreamName(0))+"/bootstrap", nil, nil)
+		if err != nil {
+			return err
+		}
+		if unsupportedStatus(st) {
+			return reportUnsupported(workload, cm.Tags, fmt.Errorf("GET {stream}/bootstrap: HTTP %d", st))
+		}
+	}
+	return replayRead(ctx, t, c, workload)
+}
+
+// replaySetup creates the streams and appends the messages (one stream per worker at a time,
+// in order). With c.Snapshot it publishes the first half of each stream as a snapshot at the
+// midpoint offset; it reports whether the server accepted the snapshots (204).
+func replaySetup(ctx context.Context, t *Target, c replayConfig) (bool, error) {
+	const ctype = "application/octet-stream"
+	var mu sync.Mutex
+	snapshots, retries := c.Snapshot, 0
+	var snapshotErr error
+	err := forEach(ctx, c.Streams, c.SetupConns, func(ctx context.Context, i int) error {
+		msg := replayMessage(i, c.MsgSize)
+		if c.PutBody {
+			return t.CreateStreamWith(ctx, t.StreamName(i), ctype, bytes.Repeat(msg, c.Messages))
+		}
+		if _, err := t.CreateStream(ctx, t.StreamName(i), ctype); err != nil {
+			return err
+		}
+		a := newSetupAppender(t, t.StreamName(i), ctype)
+		defer func() { mu.Lock(); retries += a.Retries; mu.Unlock() }()
+		mid := ""
+		for j := range c.Messages {
+			tail, err := a.Append(ctx, msg)
+			if err != nil {
+				return err
+			}
+			if j+1 == c.Messages/2 {
+				mid = tail
+			}
+		}
+		mu.Lock()
+		try := snapshots && mid != ""
+		mu.Unlock()
+		if !try {
+			return nil
+		}
+		half := bytes.Repeat(msg, c.Messages/2)
+		st, b, err := t.do(ctx, http.MethodPut, a.url+"/snapshot/"+url.PathEscape(mid), map[string]string{"Content-Type": ctype}, half)
+		if err != nil {
+			return err
+		}
+		if st != http.StatusNoContent {
+			mu.Lock()
+			snapshots = false
+			if snapshotErr == nil {
+				snapshotErr = fmt.Errorf("PUT {stream}/snapshot/{offset}: HTTP %d %s", st, trimBody(b))
+			}
+			mu.Unlock()
+		}
+		return nil
+	})
+	if snapshotErr != nil {
+		fmt.Printf("snapshots unsupported: %v\n", snapshotErr)
+	}
+	if retries > 0 {
+		fmt.Printf("setup: warning: %d appends answered with an error and were retried (deduplicated by Producer-Seq)\n", retries)
+	}
+	return snapshots && err == nil, err
+}
+
+// replayMessage returns stream i's message: msgSize bytes of one letter, ending in "\n".
+func replayMessage(i, msgSize int) []byte {
+	b := make([]byte, msgSize)
+	for k := range b {
+		b[k] = byte('a' + i%26)
+	}
+	b[msgSize-1] = '\n'
+	return b
+}
+
+// replayRead starts every client at once and aggregates their results.
+func replayRead(ctx context.Context, t *Target, c replayConfig, workload string) error {
+	type clientResult struct {
+		elapsed  time.Duration
+		bytes    int64
+		reqs     int
+		lat      Histogram
+		statuses Statuses
+		err      error
+		parts    int
+	}
+	results := make([]clientResult, c.Clients)
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Go(func() {
+			res := &results[i]
+			res.statuses = Statuses{}
+			u := t.StreamURL(t.StreamName(i % c.Streams))
+			<-gate
+			t0 := time.Now()
+			if c.Bootstrap {
+				res.bytes, res.parts, res.err = bootstrapRead(ctx, t.Client, u, &res.lat, res.statuses)
+				res.reqs = 1
+			} else {
+				res.bytes, res.reqs, res.err = catchUpRead(ctx, t.Client, u, &res.lat, res.statuses)
+			}
+			res.elapsed = time.Since(t0)
+		})
+	}
+	start := time.Now()
+	close(gate)
+	wg.Wait()
+	wall := time.Since(start)
+
+	var clientTime, reqLat Histogram
+	statuses := Statuses{}
+	var total int64
+	var reqs, incomplete, failed int
+	want := int64(c.Messages * c.MsgSize)
+	var firstErr error
+	for _, res := range results {
+		reqLat.Merge(&res.lat)
+		statuses.Add(res.statuses)
+		total += res.bytes
+		reqs += res.reqs
+		if res.err != nil {
+			failed++
+			if firstErr == nil {
+				firstErr = res.err
+			}
+			continue
+		}
+		clientTime.Record(res.elapsed)
+		if res.bytes != want {
+			incomplete++
+		}
+	}
+	fmt.Printf("%s: %d clients, %d streams of %d B; wall %v, %d requests, %.1f MB/s; statuses %s\n",
+		workload, c.Clients, c.Streams, want, wall.Round(time.Millisecond), reqs, float64(total)/wall.Seconds()/1e6, statuses)
+	printLatency(stdout, "per-client replay time", &clientTime)
+	printLatency(stdout, "per-request latency", &reqLat)
+	if failed > 0 || incomplete > 0 {
+		fmt.Printf("clients failed: %d (first: %v); clients with a byte count != %d: %d\n", failed, firstErr, want, incomplete)
+	}
+	r := NewResult(workload, t.Tags)
+	r.Set("clients", c.Clients)
+	r.Set("streams", c.Streams)
+	r.Set("stream_bytes", want)
+	r.Set("wall_s", wall.Seconds())
+	r.Set("reqs", reqs)
+	r.Set("bytes", total)
+	r.Set("mb_per_s", float64(total)/wall.Seconds()/1e6)
+	r.SetLatency("", &clientTime)
+	r.Set("req_p99_ms", reqLat.Quantile(0.99))
+	r.Set("failed", failed)
+	r.Set("incomplete", incomplete)
+	r.SetStatuses("", statuses)
+	fmt.Println(r)
+	return nil
+}
+
+// catchUpRead reads a whole stream by catch-up: GET ?offset=-1, then the returned
+// Stream-Next-Offset, until a response says Stream-Up-To-Date: true (§5.6).
+func catchUpRead(ctx context.Context, c *http.Client, u string, lat *Histogram, st Statuses) (int64, int, error) {
+	offset := "-1"
+	var total int64
+	for reqs := 1; ; reqs++ {
+		t0 := time.Now()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u+"?offset="+url.QueryEscape(offset), nil)
+		if err != nil {
+			return total, reqs, err
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			st.Inc(0, err)
+			return total, reqs, err
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		lat.Record(time.Since(t0))
+		st.Inc(resp.StatusCode, err)
+		if err != nil {
+			return total, reqs, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return total, reqs, fmt.Errorf("GET %s?offset=%s: HTTP %d", u, offset, resp.StatusCode)
+		}
+		total += n
+		next := resp.Header.Get("Stream-Next-Offset")
+		if resp.Header.Get("Stream-Up-To-Date") == "true" {
+			return total, reqs, nil
+		}
+		if next == "" || (next == offset && n == 0) {
+			return total, reqs, fmt.Errorf("GET %s?offset=%s: no progress (next %q, %d bytes) and not up to date", u, offset, next, n)
+		}
+		offset = next
+	}
+}
+
+// bootstrapRead reads a whole stream with one GET {stream}/bootstrap; it returns the bytes of
+// the update parts (the snapshot part counts too) and the number of parts.
+func bootstrapRead(ctx context.Context, c *http.Client, u string, lat *Histogram, st Statuses) (int64, int, error) {
+	t0 := time.Now()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u+"/bootstrap", nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		st.Inc(0, err)
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		st.Inc(resp.StatusCode, nil)
+		io.Copy(io.Discard, resp.Body)
+		return 0, 0, fmt.Errorf("GET %s/bootstrap: HTTP %d", u, resp.StatusCode)
+	}
+	s, err := readBootstrap(resp.Header.Get("Content-Type"), resp.Body)
+	lat.Record(time.Since(t0))
+	st.Inc(resp.StatusCode, err)
+	if err != nil {
+		return 0, 0, err
+	}
+	return s.SnapshotBytes + s.UpdateBytes, 1 + s.Updates, nil
+}
