@@ -148,7 +148,7 @@ func checkForkAnchor(tx *bolt.Tx, sv *streamMeta, anchor uint64) error {
 	case anchor == sv.Tail:
 		return nil
 	}
-	_, err := readSegments(tx, sv.segments(), anchor, sv.Tail, 0)
+	_, err := readSegments(tx, sv.segments(), anchor, sv.Tail, one)
 	return err
 }
 
@@ -192,7 +192,7 @@ func forkPrefix(tx *bolt.Tx, sv *streamMeta, anchor, n uint64) ([]cachedMsg, err
 func unitAt(tx *bolt.Tx, sv *streamMeta, off uint64) ([]cachedMsg, error) {
 	var out []cachedMsg
 	for off < sv.Tail {
-		msgs, err := readSegments(tx, sv.segments(), off, sv.Tail, 0)
+		msgs, err := readSegments(tx, sv.segments(), off, sv.Tail, one)
 		if err != nil {
 			return nil, err
 		}

@@ -8,24 +8,30 @@ import (
 	"github.com/dsd-project/dsd/model"
 )
 
-// ReadRequest asks for a catch-up read (B-5.6).
+// ReadRequest asks for a catch-up read (B-5.6) starting at From, or, on JSON streams,
+// at a record position (extension §6.6) when Record is set.
 type ReadRequest struct {
-	From     model.OffsetSpec
-	MaxBytes int  // response size target; 0 = Options.ReadChunkBytes. At least one message.
-	Bounds   bool // fill ReadResult.Ends
-	NoTouch  bool // do not restart the sliding TTL (HEAD-like internal reads)
+	From        model.OffsetSpec
+	Record      *RecordSpec
+	MaxBytes    int  // response size target; 0 = Options.ReadChunkBytes. At least one message.
+	MaxMessages int  // at most this many messages (max_records); 0 = no limit
+	Bounds      bool // fill ReadResult.Ends
+	NoTouch     bool // do not restart the sliding TTL (HEAD-like internal reads)
 }
 
 // ReadResult is a range of whole messages [Start, Next) in canonical bytes (D3).
 // UpToDate: Next is the committed tail (B-5.6-05). EOF: also closed (B-5.6-06).
+// RecordStart/RecordNext are the ordinals of Start and Next, set for record-aware reads.
 type ReadResult struct {
-	Info     StreamInfo
-	Start    model.Offset
-	Next     model.Offset
-	Data     []byte
-	Ends     []int // with Bounds: the end index in Data of each message
-	UpToDate bool
-	EOF      bool
+	Info        StreamInfo
+	Start       model.Offset
+	Next        model.Offset
+	Data        []byte
+	Ends        []int // with Bounds: the end index in Data of each message
+	UpToDate    bool
+	EOF         bool
+	RecordStart uint64
+	RecordNext  uint64
 }
 
 // Head returns a stream's committed metadata (B-5.5). It does not restart a TTL.
@@ -104,36 +110,59 @@ func resolveStart(v *streamMeta, spec model.OffsetSpec) (uint64, error) {
 
 // readView reads whole messages from the committed view v of s.
 func (e *Engine) readView(s *stream, v *streamMeta, req ReadRequest) (ReadResult, error) {
-	start, err := resolveStart(v, req.From)
+	start, rec, err := e.resolveRead(v, req)
 	if err != nil {
 		return ReadResult{}, err
 	}
-	max := req.MaxBytes
-	if max <= 0 {
-		max = e.opts.ReadChunkBytes
+	lim := limits{bytes: req.MaxBytes, msgs: req.MaxMessages}
+	if lim.bytes <= 0 {
+		lim.bytes = e.opts.ReadChunkBytes
 	}
-	res := ReadResult{Info: v.info(), Start: model.Offset(start), Next: model.Offset(start)}
+	res := ReadResult{Info: v.info(), Start: model.Offset(start), Next: model.Offset(start),
+		RecordStart: rec, RecordNext: rec}
 	if start < v.Tail {
-		msgs, err := e.messages(s, v, start, max)
+		msgs, err := e.messages(s, v, start, lim)
 		if err != nil {
 			return ReadResult{}, err
 		}
 		res.Data, res.Ends = assemble(msgs, req.Bounds)
 		res.Next = model.Offset(start + uint64(len(res.Data)))
+		res.RecordNext = rec + uint64(len(msgs))
 	}
 	res.UpToDate = uint64(res.Next) == v.Tail
 	res.EOF = res.UpToDate && v.Closed
 	return res, nil
 }
 
+// resolveRead resolves the start of a read: an offset position, or a record position and
+// its ordinal (extension §6.6).
+func (e *Engine) resolveRead(v *streamMeta, req ReadRequest) (off, rec uint64, err error) {
+	if req.Record == nil {
+		off, err = resolveStart(v, req.From)
+		return off, 0, err
+	}
+	return e.resolveRecord(v, *req.Record)
+}
+
+// limits bound one read: about bytes (at least one message), at most msgs (0 = none).
+type limits struct{ bytes, msgs int }
+
+// allows reports whether a message of size n may follow taken messages of total size.
+func (l limits) allows(taken, size, n int) bool {
+	if taken == 0 {
+		return true
+	}
+	return size+n <= l.bytes && (l.msgs == 0 || taken < l.msgs)
+}
+
 // messages returns whole messages from start (a message boundary, else
-// ErrOffsetNotBoundary) up to about max bytes (at least one) within the view.
-func (e *Engine) messages(s *stream, v *streamMeta, start uint64, max int) ([]cachedMsg, error) {
+// ErrOffsetNotBoundary) within the limits and the view.
+func (e *Engine) messages(s *stream, v *streamMeta, start uint64, lim limits) ([]cachedMsg, error) {
 	s.mu.Lock()
 	cached, ok, found := s.cache.slice(start, v.Tail)
 	var msgs []cachedMsg
 	if ok && found {
-		msgs = takeUpTo(cached, max)
+		msgs = takeUpTo(cached, lim)
 	}
 	s.mu.Unlock()
 	switch {
@@ -144,25 +173,28 @@ func (e *Engine) messages(s *stream, v *streamMeta, start uint64, max int) ([]ca
 	}
 	err := e.db.View(func(tx *bolt.Tx) error {
 		var err error
-		msgs, err = readSegments(tx, v.segments(), start, v.Tail, max)
+		msgs, err = readSegments(tx, v.segments(), start, v.Tail, lim)
 		return err
 	})
 	return msgs, err
 }
 
-// takeUpTo copies whole messages from msgs up to about max bytes, at least one.
-func takeUpTo(msgs []cachedMsg, max int) []cachedMsg {
+// takeUpTo copies whole messages from msgs within the limits.
+func takeUpTo(msgs []cachedMsg, lim limits) []cachedMsg {
 	n, size := 0, 0
-	for n < len(msgs) && (n == 0 || size+int(msgs[n].size()) <= max) {
+	for n < len(msgs) && lim.allows(n, size, int(msgs[n].size())) {
 		size += int(msgs[n].size())
 		n++
 	}
 	return append([]cachedMsg(nil), msgs[:n]...)
 }
 
-// readSegments reads whole messages in [start, tail) across segments, up to about max
-// bytes (at least one). Values are copied out of the transaction.
-func readSegments(tx *bolt.Tx, segs []segment, start, tail uint64, max int) ([]cachedMsg, error) {
+// one is the limit of a single message.
+var one = limits{bytes: 0, msgs: 1}
+
+// readSegments reads whole messages in [start, tail) across segments within the limits.
+// Values are copied out of the transaction.
+func readSegments(tx *bolt.Tx, segs []segment, start, tail uint64, lim limits) ([]cachedMsg, error) {
 	c := tx.Bucket(bktData).Cursor()
 	var out []cachedMsg
 	size := 0
@@ -186,7 +218,7 @@ func readSegments(tx *bolt.Tx, segs []segment, start, tail uint64, max int) ([]c
 			if sid != sg.SID || off >= sg.To || off >= tail {
 				break
 			}
-			if len(out) > 0 && size+len(val)-1 > max {
+			if !lim.allows(len(out), size, len(val)-1) {
 				return out, nil
 			}
 			out = append(out, cachedMsg{off: off, buf: bytes.Clone(val)})

@@ -4,6 +4,8 @@ import (
 	"sort"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/dsd-project/dsd/model"
 )
 
 // recordSpan is a segment with the ordinals of its records: [RecFrom, RecEnd).
@@ -67,4 +69,61 @@ func ordinalAt(tx *bolt.Tx, m *streamMeta, off uint64) (uint64, error) {
 		return lo + uint64(i), nil
 	}
 	return m.RecordNext, nil
+}
+
+// RecordKind says how a record-aware read starts (extension §6.6).
+type RecordKind uint8
+
+const (
+	// RecordAt starts at record N (record=N).
+	RecordAt RecordKind = iota
+	// RecordNow starts at the record tail (record=now, tail_records=0).
+	RecordNow
+	// RecordTail starts at max(F, N-count) (tail_records=count).
+	RecordTail
+	// RecordContinue continues a live read at Offset, whose ordinal N is known.
+	RecordContinue
+)
+
+// RecordSpec is a record-aware start position.
+type RecordSpec struct {
+	Kind   RecordKind
+	N      uint64       // the ordinal (RecordAt, RecordContinue) or count (RecordTail)
+	Offset model.Offset // RecordContinue only
+}
+
+// resolveRecord resolves a record position of a JSON view to (offset, ordinal)
+// (extension §6.6): below F is 410 and beyond N is 400, both with F and N.
+func (e *Engine) resolveRecord(v *streamMeta, rs RecordSpec) (off, rec uint64, err error) {
+	if !v.isJSON() {
+		return 0, 0, model.ErrBadRecord
+	}
+	switch rs.Kind {
+	case RecordNow:
+		return v.Tail, v.RecordNext, nil
+	case RecordTail:
+		rec = v.RecordFirst
+		if rs.N < v.RecordNext-v.RecordFirst {
+			rec = v.RecordNext - rs.N
+		}
+	case RecordContinue:
+		if uint64(rs.Offset) < v.RetainedFrom {
+			return 0, 0, &model.RecordRangeError{First: v.RecordFirst, Next: v.RecordNext, Gone: true}
+		}
+		return uint64(rs.Offset), rs.N, nil
+	default:
+		rec = rs.N
+	}
+	if rec < v.RecordFirst || rec > v.RecordNext {
+		return 0, 0, &model.RecordRangeError{First: v.RecordFirst, Next: v.RecordNext, Gone: rec < v.RecordFirst}
+	}
+	err = e.db.View(func(tx *bolt.Tx) error {
+		o, ok := recordOffset(tx, v, rec)
+		if !ok {
+			return &model.RecordRangeError{First: v.RecordFirst, Next: v.RecordNext, Gone: true}
+		}
+		off = o
+		return nil
+	})
+	return off, rec, err
 }

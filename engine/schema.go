@@ -14,6 +14,7 @@ import "encoding/binary"
 //	prods    sid | producer id -> producerState (JSON)
 //	snaps    sid -> snapshot body                          (one visible snapshot per stream)
 //	trash    sid -> trashRecord (JSON): storage to free in the background
+//	trim     sid -> empty: data below the stream's retention boundary to free
 const formatVersion = "dsd-1"
 
 var (
@@ -26,9 +27,10 @@ var (
 	bktProds   = []byte("prods")
 	bktSnaps   = []byte("snaps")
 	bktTrash   = []byte("trash")
+	bktTrim    = []byte("trim")
 
 	allBuckets = [][]byte{bktSystem, bktBuckets, bktNames, bktMeta, bktData, bktRecords,
-		bktProds, bktSnaps, bktTrash}
+		bktProds, bktSnaps, bktTrash, bktTrim}
 
 	keyFormat  = []byte("format")
 	keyNextSID = []byte("next_sid")

@@ -31,6 +31,7 @@ type stream struct {
 
 	access atomic.Int64 // last GET/POST, Unix ms (sliding TTL)
 	live   atomic.Int32 // open long-poll and SSE requests (A-14: never expire while > 0)
+	pins   atomic.Int32 // bootstraps in flight: retained data is not trimmed meanwhile
 }
 
 func newStream(m *streamMeta, committed bool, cacheBytes int) *stream {

@@ -34,6 +34,7 @@ func (e *Engine) sweepLoop() {
 			e.expireStored()
 		}
 		e.collectTrash()
+		e.trimRetained()
 	}
 }
 

@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"fmt"
 	"errors"
 	"io"
 	"net/http"
@@ -38,5 +39,5 @@ func bodyError(err error) error {
 	if errors.As(err, &mbe) {
 		return model.ErrTooLarge
 	}
-	return errors.Join(model.ErrBadQuery, err)
+	return fmt.Errorf("%w: %v", model.ErrBadQuery, err)
 }

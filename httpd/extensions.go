@@ -1,32 +1,45 @@
 package httpd
 
-import (
-	"net/http"
-	"net/url"
+import "net/http"
 
-	"github.com/dsd-project/dsd/model"
-)
-
-// extensionRoute routes the extension sub-resources (D1).
+// extensionRoute routes the extension sub-resources of a stream (D1, extension §2-§5).
 func (h *Handler) extensionRoute(t target, method string) handlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, t target) error {
-		return model.ErrNotImplemented
-	}
-}
-
-// recordQuery is a parsed record-aware read (extension §6.6).
-type recordQuery struct{}
-
-// parseRecordQuery detects record-aware read parameters.
-func parseRecordQuery(v url.Values, q readQuery) (recordQuery, bool, error) {
-	for _, k := range []string{"record", "tail_records", "max_records", "record_view"} {
-		if _, ok := v[k]; ok {
-			return recordQuery{}, true, nil
+	switch t.kind {
+	case tSnapshot:
+		switch method {
+		case http.MethodGet, http.MethodHead:
+			return h.latestSnapshot
+		case http.MethodPut:
+			return h.publishSnapshot
+		}
+	case tSnapshotAt:
+		switch method {
+		case http.MethodGet, http.MethodHead:
+			return h.readSnapshot
+		case http.MethodPut:
+			return h.publishSnapshot
+		case http.MethodDelete:
+			return h.deleteSnapshot
+		}
+	case tRetention:
+		if method == http.MethodPut {
+			return h.setRetention
+		}
+	case tBootstrap:
+		if method == http.MethodGet || method == http.MethodHead {
+			return h.bootstrap
+		}
+	case tAttrs:
+		switch method {
+		case http.MethodGet, http.MethodHead:
+			return h.getAttrs
+		case http.MethodPut:
+			return h.putAttrs
+		}
+	case tAppendBatch:
+		if method == http.MethodPost {
+			return h.appendBatch
 		}
 	}
-	return recordQuery{}, false, nil
-}
-
-func (h *Handler) recordRead(w http.ResponseWriter, r *http.Request, t target, q readQuery, rq recordQuery) error {
-	return model.ErrNotImplemented
+	return nil
 }

@@ -2,10 +2,10 @@ package httpd
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
+	"github.com/dsd-project/dsd/engine"
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -18,7 +18,8 @@ const (
 	liveSSE
 )
 
-// readQuery is a parsed stream GET query. Unknown parameters are ignored (B-3-02).
+// readQuery is a parsed stream GET query (A-15, extension §6.6). Unknown parameters are
+// ignored (B-3-02).
 type readQuery struct {
 	from      model.OffsetSpec
 	hasOffset bool
@@ -26,23 +27,38 @@ type readQuery struct {
 	live      liveMode
 	cursor    string
 	timeout   time.Duration // timeout_ms (D6); 0 = server default
+	rec       *recordQuery  // record-aware read (extension §6.6); nil for offset reads
 }
 
-// parseReadQuery parses offset, live, cursor and timeout_ms. Errors: ErrBadOffset
-// (malformed or repeated offset), ErrBadLive, ErrLiveNeedsOffset, ErrBadQuery.
-func parseReadQuery(r *http.Request) (readQuery, url.Values, error) {
+// recordQuery is the record-aware part of a read (extension §6.6-§6.8).
+type recordQuery struct {
+	start      engine.RecordSpec
+	startRaw   string // for the ETag
+	maxRecords int    // 0 = no limit
+	envelope   bool   // record_view=envelope
+}
+
+// parseReadQuery parses offset, live, cursor, timeout_ms and the record parameters.
+// Errors: ErrBadOffset (malformed or repeated offset), ErrBadLive, ErrLiveNeedsOffset,
+// ErrBadQuery, ErrBadRecord.
+func parseReadQuery(r *http.Request) (readQuery, error) {
 	v := r.URL.Query()
 	q := readQuery{offsetRaw: "-1"}
 	if offs, ok := v["offset"]; ok {
 		if len(offs) != 1 {
-			return q, v, model.ErrBadOffset
+			return q, model.ErrBadOffset
 		}
 		spec, err := model.ParseOffsetSpec(offs[0])
 		if err != nil {
-			return q, v, err
+			return q, err
 		}
 		q.from, q.hasOffset, q.offsetRaw = spec, true, offs[0]
 	}
+	rec, err := parseRecordQuery(v, q.hasOffset)
+	if err != nil {
+		return q, err
+	}
+	q.rec = rec
 	if l, ok := v["live"]; ok {
 		switch l[0] {
 		case "long-poll":
@@ -50,10 +66,10 @@ func parseReadQuery(r *http.Request) (readQuery, url.Values, error) {
 		case "sse":
 			q.live = liveSSE
 		default:
-			return q, v, model.ErrBadLive
+			return q, model.ErrBadLive
 		}
-		if !q.hasOffset {
-			return q, v, model.ErrLiveNeedsOffset
+		if !q.hasOffset && q.rec == nil {
+			return q, model.ErrLiveNeedsOffset
 		}
 	}
 	if c, ok := v["cursor"]; ok {
@@ -62,9 +78,103 @@ func parseReadQuery(r *http.Request) (readQuery, url.Values, error) {
 	if t, ok := v["timeout_ms"]; ok {
 		n, err := strconv.ParseInt(t[0], 10, 64)
 		if err != nil {
-			return q, v, model.ErrBadQuery
+			return q, model.ErrBadQuery
 		}
 		q.timeout = time.Duration(min(max(n, 1), 60000)) * time.Millisecond
 	}
-	return q, v, nil
+	return q, nil
+}
+
+// parseRecordQuery reads record, tail_records, max_records, record_view and refuses
+// max_bytes with them (extension §6.6, §6.8). nil: not a record-aware read.
+func parseRecordQuery(v map[string][]string, hasOffset bool) (*recordQuery, error) {
+	rec, hasRec := v["record"]
+	tail, hasTail := v["tail_records"]
+	maxr, hasMax := v["max_records"]
+	view, hasView := v["record_view"]
+	_, hasMaxBytes := v["max_bytes"]
+	if !hasRec && !hasTail {
+		if hasMax || hasView {
+			return nil, model.ErrBadRecord
+		}
+		return nil, nil
+	}
+	if (hasRec && hasTail) || hasOffset || hasMaxBytes || len(rec) > 1 || len(tail) > 1 {
+		return nil, model.ErrBadRecord
+	}
+	q := &recordQuery{}
+	switch {
+	case hasRec && rec[0] == "now":
+		q.start, q.startRaw = engine.RecordSpec{Kind: engine.RecordNow}, "now"
+	case hasRec:
+		n, err := parseUint(rec[0])
+		if err != nil {
+			return nil, model.ErrBadRecord
+		}
+		q.start, q.startRaw = engine.RecordSpec{Kind: engine.RecordAt, N: n}, rec[0]
+	default:
+		n, err := parseUint(tail[0])
+		if err != nil {
+			return nil, model.ErrBadRecord
+		}
+		q.start, q.startRaw = engine.RecordSpec{Kind: engine.RecordTail, N: n}, "t"+tail[0]
+		if n == 0 {
+			q.start.Kind = engine.RecordNow
+		}
+	}
+	if hasMax {
+		n, err := parseUint(maxr[0])
+		if err != nil || n == 0 || n > 1<<31 {
+			return nil, model.ErrBadRecord
+		}
+		q.maxRecords = int(n)
+	}
+	if hasView {
+		if view[0] != "envelope" {
+			return nil, model.ErrBadRecord
+		}
+		q.envelope = true
+	}
+	return q, nil
+}
+
+// firstRequest is the engine read that starts a response.
+func (q readQuery) firstRequest() engine.ReadRequest {
+	if q.rec != nil {
+		s := q.rec.start
+		return engine.ReadRequest{Record: &s, MaxMessages: q.rec.maxRecords}
+	}
+	return engine.ReadRequest{From: q.from}
+}
+
+// nextRequest continues a live read after res.
+func (q readQuery) nextRequest(res engine.ReadResult) engine.ReadRequest {
+	if q.rec != nil {
+		return engine.ReadRequest{Record: &engine.RecordSpec{Kind: engine.RecordContinue,
+			N: res.RecordNext, Offset: res.Next}, MaxMessages: q.rec.maxRecords}
+	}
+	return engine.ReadRequest{From: at(res.Next)}
+}
+
+// isNow reports a read that starts at the tail (no history: no-store, no ETag).
+func (q readQuery) isNow() bool {
+	if q.rec != nil {
+		return q.rec.start.Kind == engine.RecordNow
+	}
+	return q.from.Kind == model.SpecNow
+}
+
+// etagStart is the start as the request gave it, for the ETag.
+func (q readQuery) etagStart() string {
+	if q.rec != nil {
+		s := "r" + q.rec.startRaw
+		if q.rec.envelope {
+			s += "e"
+		}
+		if q.rec.maxRecords > 0 {
+			s += "m" + strconv.Itoa(q.rec.maxRecords)
+		}
+		return s
+	}
+	return q.offsetRaw
 }

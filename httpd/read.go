@@ -11,18 +11,12 @@ import (
 	"github.com/dsd-project/dsd/model"
 )
 
-// read serves GET {stream}: catch-up (B-5.6), long-poll (B-5.7) or SSE (B-5.8); record-
-// aware reads (extension §6.6) are selected by their parameters.
+// read serves GET {stream}: catch-up (B-5.6), long-poll (B-5.7) or SSE (B-5.8), by offset
+// or, with record parameters, by record (extension §6.6-§6.9).
 func (h *Handler) read(w http.ResponseWriter, r *http.Request, t target) error {
-	q, vals, err := parseReadQuery(r)
+	q, err := parseReadQuery(r)
 	if err != nil {
 		return err
-	}
-	if rq, ok, err := parseRecordQuery(vals, q); err != nil || ok {
-		if err != nil {
-			return err
-		}
-		return h.recordRead(w, r, t, q, rq)
 	}
 	switch q.live {
 	case liveLongPoll:
@@ -33,33 +27,60 @@ func (h *Handler) read(w http.ResponseWriter, r *http.Request, t target) error {
 	return h.catchUp(w, r, t, q)
 }
 
-// catchUp serves a catch-up read (B-5.6, B-8-04, B-10-03).
+// catchUp serves a catch-up read (B-5.6, B-8-04, B-10-03, extension §6.7).
 func (h *Handler) catchUp(w http.ResponseWriter, r *http.Request, t target, q readQuery) error {
-	res, err := h.store.Read(t.key, engine.ReadRequest{From: q.from})
+	res, err := h.store.Read(t.key, q.firstRequest())
 	if err != nil {
 		return err
 	}
+	return h.writeRead(w, r, q, res, false)
+}
+
+// writeRead renders a 200 read response (catch-up, or long-poll when live): headers,
+// cache validators, and the body.
+func (h *Handler) writeRead(w http.ResponseWriter, r *http.Request, q readQuery, res engine.ReadResult, live bool) error {
 	hd := w.Header()
-	setReadHeaders(hd, res)
-	if q.from.Kind == model.SpecNow {
+	setReadHeaders(hd, q, res)
+	if live {
+		hd.Set(hCursor, h.nextCursor(q.cursor))
+	}
+	if q.isNow() && !live {
 		hd.Set("Cache-Control", ccNoStore)
 	} else {
 		hd.Set("Cache-Control", h.readCacheControl(res))
-		etag := makeETag(res.Info.ID, q.offsetRaw, res.Next, res.EOF)
+		etag := makeETag(res.Info.ID, q.etagStart(), res.Next, res.EOF)
 		hd.Set("ETag", etag)
 		if etagMatches(r.Header.Get("If-None-Match"), etag) {
 			w.WriteHeader(http.StatusNotModified)
 			return nil
 		}
 	}
-	writeData(w, r, res)
+	body := renderBody(q, res)
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
 	return nil
 }
 
 // setReadHeaders sets the headers of a 200 read: Content-Type, Stream-Next-Offset,
-// Stream-Up-To-Date, Stream-Closed (B-5.6-04..06).
-func setReadHeaders(hd http.Header, res engine.ReadResult) {
-	hd.Set(hContentType, res.Info.ContentType)
+// Stream-Up-To-Date, Stream-Closed (B-5.6-04..06), and for record-aware reads the record
+// headers (extension §6.7).
+func setReadHeaders(hd http.Header, q readQuery, res engine.ReadResult) {
+	ct := res.Info.ContentType
+	if q.rec != nil {
+		ct = "application/x-ndjson"
+		if q.rec.envelope {
+			ct = "application/vnd.durable-stream-records+ndjson"
+		}
+		setRecordBounds(hd, res.Info)
+		hd.Set(hRecordStart, strconv.FormatUint(res.RecordStart, 10))
+		hd.Set(hRecordNext, strconv.FormatUint(res.RecordNext, 10))
+	} else if res.Info.JSON() {
+		hd.Set(hExtensions, extRecords)
+	}
+	hd.Set(hContentType, ct)
 	hd.Set(hNextOffset, res.Next.String())
 	if res.UpToDate {
 		hd.Set(hUpToDate, "true")
@@ -69,18 +90,41 @@ func setReadHeaders(hd http.Header, res engine.ReadResult) {
 	}
 }
 
-// writeData writes a read's body: the bytes, or for JSON streams the array of its
-// messages (B-9.1-04).
-func writeData(w http.ResponseWriter, r *http.Request, res engine.ReadResult) {
-	body := res.Data
-	if res.Info.JSON() {
-		body = model.JSONArrayFromCanonical(make([]byte, 0, len(res.Data)+2), res.Data)
+// renderBody is a read's body: the bytes; for JSON streams the array of the messages
+// (B-9.1-04); for record-aware reads NDJSON or envelopes (extension §6.7, §6.8).
+func renderBody(q readQuery, res engine.ReadResult) []byte {
+	switch {
+	case q.rec != nil && q.rec.envelope:
+		return appendEnvelopes(nil, res.RecordStart, res.Data, '\n')
+	case q.rec != nil:
+		return res.Data
+	case res.Info.JSON():
+		return model.JSONArrayFromCanonical(make([]byte, 0, len(res.Data)+2), res.Data)
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
+	return res.Data
+}
+
+// appendEnvelopes renders canonical JSON messages as {"record":r,"value":v} objects, each
+// followed by sep (extension §6.8).
+func appendEnvelopes(dst []byte, first uint64, canonical []byte, sep byte) []byte {
+	r := first
+	for len(canonical) > 0 {
+		i := strings.IndexByte(string(canonical), '\n')
+		if i < 0 {
+			i = len(canonical)
+		}
+		dst = append(dst, `{"record":`...)
+		dst = strconv.AppendUint(dst, r, 10)
+		dst = append(dst, `,"value":`...)
+		dst = append(dst, canonical[:i]...)
+		dst = append(dst, '}', sep)
+		r++
+		if i == len(canonical) {
+			break
+		}
+		canonical = canonical[i+1:]
 	}
+	return dst
 }
 
 // readCacheControl applies A-04: data and EOF are publicly cacheable (max-age capped by
@@ -161,9 +205,7 @@ func setInfoHeaders(hd http.Header, info engine.StreamInfo) {
 		hd.Set(hStreamClosed, "true")
 	}
 	if info.JSON() {
-		hd.Set(hExtensions, extRecords)
-		hd.Set(hRecordFirst, strconv.FormatUint(info.RecordFirst, 10))
-		hd.Set(hRecordNext, strconv.FormatUint(info.RecordNext, 10))
+		setRecordBounds(hd, info)
 	}
 	if s := info.Snapshot; s != nil {
 		hd.Set(hSnapshotOffset, s.Offset.String())

@@ -13,27 +13,33 @@ import (
 	"github.com/dsd-project/dsd/model"
 )
 
-// sse serves GET {stream}?live=sse (B-5.8, B-8-06, B-8-07, D6): one data event per read
-// chunk, each followed by a control event in the same write; keep-alive control events
-// while caught up; the final control event after closure; the response ends after
-// SSEMaxAge.
+// sse serves GET {stream}?live=sse (B-5.8, B-8-06, B-8-07, D6, extension §6.9): one data
+// event per read chunk (per record with the envelope view), each followed by a control
+// event in the same write; keep-alive control events while caught up; the final control
+// event after closure; the response ends after SSEMaxAge.
 func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQuery) error {
 	lr, info, err := h.store.OpenLive(t.key)
 	if err != nil {
 		return err
 	}
 	defer lr.Close()
-	res, err := lr.Read(engine.ReadRequest{From: q.from})
+	res, err := lr.Read(q.firstRequest())
 	if err != nil {
 		return err
 	}
-	enc := sseEncoding(info)
+	enc := sseEncoding(info, q)
 	hd := w.Header()
 	hd.Set(hContentType, "text/event-stream")
 	hd.Set("Cache-Control", ccNoCache)
 	hd.Set("X-Accel-Buffering", "no")
-	if enc == encBase64 {
+	switch {
+	case enc == encBase64:
 		hd.Set(hSSEEncoding, "base64")
+	case enc == encEnvelope:
+		hd.Set(hDataContentType, "application/vnd.durable-stream-record+json")
+	}
+	if q.rec != nil {
+		hd.Set(hExtensions, extRecords)
 	}
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
@@ -41,10 +47,7 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	var buf bytes.Buffer
 	for {
 		buf.Reset()
-		if len(res.Data) > 0 {
-			writeDataEvent(&buf, enc, res.Data)
-		}
-		h.writeControlEvent(&buf, q.cursor, res.Next, res.UpToDate, res.EOF)
+		h.writeEvents(&buf, enc, q, res)
 		if _, err := w.Write(buf.Bytes()); err != nil {
 			return nil
 		}
@@ -52,45 +55,65 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 			return nil
 		}
 		if !res.UpToDate {
-			if res, err = lr.Read(engine.ReadRequest{From: at(res.Next)}); err != nil {
+			if res, err = lr.Read(q.nextRequest(res)); err != nil {
 				return nil
 			}
 			continue
 		}
-		next, ok := h.sseWait(r.Context(), w, rc, lr, q.cursor, res.Next, deadline)
-		if !ok {
+		if !h.sseWait(r.Context(), w, rc, lr, q, res, deadline) {
 			return nil
 		}
-		if res, err = lr.Read(engine.ReadRequest{From: at(next)}); err != nil {
+		if res, err = lr.Read(q.nextRequest(res)); err != nil {
 			return nil
 		}
 	}
 }
 
-// sseWait waits for data after next, sending keep-alive control events every
-// SSEKeepAlive. ok is false when the response must end (client gone, stream deleted,
+// writeEvents renders a read: its data event(s), each followed by a control event.
+func (h *Handler) writeEvents(buf *bytes.Buffer, enc sseEnc, q readQuery, res engine.ReadResult) {
+	if enc != encEnvelope || len(res.Data) == 0 {
+		if len(res.Data) > 0 {
+			writeDataEvent(buf, enc, res.Data)
+		}
+		h.writeControlEvent(buf, q, res.Info, res.Next, res.RecordNext, res.UpToDate, res.EOF)
+		return
+	}
+	data, rec, next := res.Data, res.RecordStart, res.Start
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n') + 1
+		buf.WriteString("event: data\ndata:")
+		buf.Write(appendEnvelopes(buf.AvailableBuffer(), rec, data[:i], '\n'))
+		buf.WriteByte('\n')
+		rec, next, data = rec+1, next+model.Offset(i), data[i:]
+		last := len(data) == 0
+		h.writeControlEvent(buf, q, res.Info, next, rec, last && res.UpToDate, last && res.EOF)
+	}
+}
+
+// sseWait waits for data after res, sending keep-alive control events every
+// SSEKeepAlive. It reports false when the response must end (client gone, stream deleted,
 // max age reached).
-func (h *Handler) sseWait(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, lr LiveReader, cursor string, next model.Offset, deadline time.Time) (model.Offset, bool) {
+func (h *Handler) sseWait(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, lr LiveReader, q readQuery, res engine.ReadResult, deadline time.Time) bool {
 	for {
 		wait := min(h.cfg.SSEKeepAlive, time.Until(deadline))
 		if wait <= 0 {
-			return next, false
+			return false
 		}
 		wctx, cancel := context.WithTimeout(ctx, wait)
-		_, err := lr.Wait(wctx, next)
+		_, err := lr.Wait(wctx, res.Next)
 		cancel()
 		switch {
 		case err == nil:
-			return next, true
+			return true
 		case ctx.Err() != nil, !errors.Is(err, context.DeadlineExceeded):
-			return next, false
+			return false
 		case !time.Now().Before(deadline):
-			return next, false
+			return false
 		}
 		var buf bytes.Buffer
-		h.writeControlEvent(&buf, cursor, next, true, false)
+		h.writeControlEvent(&buf, q, res.Info, res.Next, res.RecordNext, true, false)
 		if _, err := w.Write(buf.Bytes()); err != nil || rc.Flush() != nil {
-			return next, false
+			return false
 		}
 	}
 }
@@ -104,10 +127,13 @@ const (
 	encText sseEnc = iota
 	encJSON
 	encBase64
+	encEnvelope // one {"record","value"} object per event (extension §6.9)
 )
 
-func sseEncoding(info engine.StreamInfo) sseEnc {
+func sseEncoding(info engine.StreamInfo, q readQuery) sseEnc {
 	switch {
+	case q.rec != nil && q.rec.envelope:
+		return encEnvelope
 	case info.JSON():
 		return encJSON
 	case model.IsTextual(info.MediaType):
@@ -160,19 +186,26 @@ func writeTextLines(buf *bytes.Buffer, data []byte) {
 	}
 }
 
-// controlEvent is the JSON of a control event (B-5.8-05).
+// controlEvent is the JSON of a control event (B-5.8-05, extension §6.9).
 type controlEvent struct {
-	StreamNextOffset string `json:"streamNextOffset"`
-	StreamCursor     string `json:"streamCursor,omitempty"`
-	UpToDate         bool   `json:"upToDate,omitempty"`
-	StreamClosed     bool   `json:"streamClosed,omitempty"`
+	StreamNextOffset  string  `json:"streamNextOffset"`
+	StreamCursor      string  `json:"streamCursor,omitempty"`
+	StreamFirstRecord *uint64 `json:"streamFirstRecord,omitempty"`
+	StreamNextRecord  *uint64 `json:"streamNextRecord,omitempty"`
+	UpToDate          bool    `json:"upToDate,omitempty"`
+	StreamClosed      bool    `json:"streamClosed,omitempty"`
 }
 
-// writeControlEvent renders a control event; a closing one carries no cursor (A-19).
-func (h *Handler) writeControlEvent(buf *bytes.Buffer, cursor string, next model.Offset, upToDate, closed bool) {
+// writeControlEvent renders a control event; a closing one carries no cursor (A-19);
+// record-aware reads add the record bounds (extension §6.9).
+func (h *Handler) writeControlEvent(buf *bytes.Buffer, q readQuery, info engine.StreamInfo, next model.Offset, nextRec uint64, upToDate, closed bool) {
 	ev := controlEvent{StreamNextOffset: next.String(), UpToDate: upToDate || closed, StreamClosed: closed}
 	if !closed {
-		ev.StreamCursor = h.nextCursor(cursor)
+		ev.StreamCursor = h.nextCursor(q.cursor)
+	}
+	if q.rec != nil {
+		first := info.RecordFirst
+		ev.StreamFirstRecord, ev.StreamNextRecord = &first, &nextRec
 	}
 	b, _ := json.Marshal(ev)
 	buf.WriteString("event: control\ndata:")

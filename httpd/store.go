@@ -20,6 +20,15 @@ type Store interface {
 	Read(key model.StreamKey, req engine.ReadRequest) (engine.ReadResult, error)
 	Delete(key model.StreamKey) error
 	OpenLive(key model.StreamKey) (LiveReader, engine.StreamInfo, error)
+
+	Attrs(key model.StreamKey) ([]byte, error)
+	SetAttrs(key model.StreamKey, attrs []byte) error
+	AppendBatch(key model.StreamKey, mediaType string, frames [][]byte) ([]engine.FrameAck, bool, error)
+	PublishSnapshot(key model.StreamKey, req engine.SnapshotRequest) (engine.SnapshotInfo, error)
+	Snapshot(key model.StreamKey, at *model.Offset) (engine.StreamInfo, []byte, error)
+	DeleteSnapshot(key model.StreamKey, at model.Offset) error
+	SetRetention(key model.StreamKey, at engine.Position) (engine.StreamInfo, error)
+	OpenBootstrap(key model.StreamKey) (*engine.Bootstrap, error)
 }
 
 // LiveReader is an open long-poll or SSE reader of one stream incarnation.

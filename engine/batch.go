@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/dsd-project/dsd/model"
+)
+
+// FrameAck acknowledges one append-batch frame (extension §4.3, §6.11). Err is nil for a
+// committed frame; otherwise it is the protocol error that frame met (the frame assigned
+// no offsets or ordinals).
+type FrameAck struct {
+	Err         error
+	Tail        model.Offset // stream_next_offset
+	Closed      bool         // stream_closed
+	RecordStart uint64       // JSON streams
+	RecordNext  uint64
+}
+
+// AppendBatch appends each frame as its own logical append, in order, with its own
+// acknowledgement; frames never merge (extension §4). All frames are decided in one pass
+// and commit in the same commit group. mediaType is the request's normalized
+// Content-Type, applied to every frame.
+// Errors (whole request): model.ErrStreamNotFound, model.ErrStreamGone, storage errors.
+func (e *Engine) AppendBatch(key model.StreamKey, mediaType string, frames [][]byte) ([]FrameAck, bool, error) {
+	if err := e.checkWritable(); err != nil {
+		return nil, false, err
+	}
+	s, err := e.lookup(key.String())
+	if err != nil || s == nil {
+		if err == nil {
+			err = model.ErrStreamNotFound
+		}
+		return nil, false, err
+	}
+	parsed := make([][][]byte, len(frames))
+	parseErr := make([]error, len(frames))
+	if s.isJSON {
+		for i, f := range frames {
+			parsed[i], parseErr[i] = model.FlattenJSON(f, false)
+		}
+	}
+	now := e.now()
+	s.mu.Lock()
+	acks, o, err := e.decideBatch(s, mediaType, frames, parsed, parseErr, now)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, false, err
+	}
+	if o != nil {
+		err = e.await(o)
+	}
+	return acks, s.isJSON, err
+}
+
+// decideBatch decides every frame under s.mu and queues one op for the accepted ones.
+func (e *Engine) decideBatch(s *stream, mediaType string, frames [][]byte, parsed [][][]byte, parseErr []error, now time.Time) ([]FrameAck, *op, error) {
+	if err := e.liveForWrite(s, now); err != nil {
+		return nil, nil, err
+	}
+	s.access.Store(now.UnixMilli())
+	nm := s.edit()
+	acks := make([]FrameAck, len(frames))
+	var entries []cachedMsg
+	var records []recordRun
+	for i, f := range frames {
+		ack := FrameAck{Tail: model.Offset(nm.Tail), Closed: nm.Closed, RecordStart: nm.RecordNext, RecordNext: nm.RecordNext}
+		switch {
+		case nm.Closed:
+			ack.Err = &model.ClosedError{Final: model.Offset(nm.Tail)}
+		case mediaType != nm.MediaType:
+			ack.Err = model.ErrContentTypeMismatch
+		case parseErr[i] != nil:
+			ack.Err = parseErr[i]
+		default:
+			unit := unitMessages(nm.Tail, f, parsed[i], s.isJSON)
+			if s.isJSON {
+				records = append(records, recordRun{first: nm.RecordNext, msgs: unit})
+				nm.RecordNext += uint64(len(unit))
+			}
+			entries = append(entries, unit...)
+			nm.Tail += unitBytes(unit)
+			ack.Tail, ack.RecordNext = model.Offset(nm.Tail), nm.RecordNext
+		}
+		acks[i] = ack
+	}
+	if len(entries) == 0 {
+		return acks, nil, nil
+	}
+	nm.LastWriteMs, nm.AccessMs = now.UnixMilli(), now.UnixMilli()
+	sid, isJSON := s.sid, s.isJSON
+	o := &op{s: s, after: nm,
+		write: func(tx *bolt.Tx) error {
+			if !isJSON {
+				return putMessages(tx, sid, entries, false, 0)
+			}
+			for _, r := range records {
+				if err := putMessages(tx, sid, r.msgs, true, r.first); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		pub: func() { s.publish(nm, entries) },
+	}
+	if err := e.q.push(o); err != nil {
+		return nil, nil, err
+	}
+	s.m, s.lastLSN = nm, o.lsn
+	return acks, o, nil
+}
+
+// recordRun is one frame's messages and the ordinal of its first record.
+type recordRun struct {
+	first uint64
+	msgs  []cachedMsg
+}
