@@ -1,9 +1,9 @@
 package httpd
 
 import (
-	"fmt"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 

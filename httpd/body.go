@@ -1,8 +1,8 @@
 package httpd
 
 import (
-	"fmt"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
