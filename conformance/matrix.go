@@ -165,11 +165,10 @@ func resultCell(r *types.Report, states map[string]types.SpecReport, checks []Sp
 	return "skip"
 }
 
+// firstLine condenses a failure message to one line of at most 200 bytes: the
+// whitespace of Gomega's multi-line messages collapses to single spaces.
 func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
+	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 200 {
 		s = s[:200] + "…"
 	}

@@ -64,6 +64,10 @@ func Run(t ginkgo.GinkgoTestingT, cfg Config) bool {
 		t.Fail()
 		return false
 	}
+	if cfg.ReportDir != "" { // never leave a previous run's reports to be mistaken for this one's
+		_ = os.Remove(filepath.Join(cfg.ReportDir, JUnitFile))
+		_ = os.Remove(filepath.Join(cfg.ReportDir, ReportFile))
+	}
 	rt := newRuntime(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	err = rt.prepare(ctx)

@@ -1,0 +1,60 @@
+# Conformance kit (conformance/, cmd/dsconform; see conformance/doc.go).
+#
+#   make conformance                  dsd, fresh, both surfaces, mode full, with dsd's extensions
+#   make conformance BASE_URL=URL [SURFACE=flat|bucketed] [MODE=...] [LABEL_FILTER=...]
+#                                     any running server
+#   make conformance-node             the Node reference server (flat surface)
+#   make conformance-list             regenerate conformance/testdata/specs.txt
+#   make conformance-matrix           dsd (both surfaces) + Node, then CONFORMANCE.md's table
+#
+# Reports go to $(REPORT_DIR)/conformance/<run>/{junit.xml,report.json}.
+
+DSCONFORM      := $(BIN)/dsconform
+CONF_REPORTS   := $(REPORT_DIR)/conformance
+MODE           ?= full
+LABEL_FILTER   ?=
+SURFACE        ?= flat
+BASE_URL       ?=
+EXTENSIONS     ?= auto
+# The extensions dsd implements, named explicitly so that a regression fails instead of
+# being skipped by auto-detection (buckets is implied on the bucketed surface).
+DSD_EXTENSIONS ?= fork,json-record-coordinates-v1
+
+CONF_FLAGS = --mode $(MODE) --long-poll-timeout $${DS_LONGPOLL_MS:-500}ms \
+             $(if $(LABEL_FILTER),--label-filter '$(LABEL_FILTER)')
+DSD_CONF   = $(DSCONFORM) $(CONF_FLAGS) --extensions $(DSD_EXTENSIONS) --profiles dsd
+
+.PHONY: conformance conformance-node conformance-list conformance-matrix
+
+## conformance: the kit against a fresh dsd on both surfaces (or against BASE_URL).
+conformance: build
+ifeq ($(BASE_URL),)
+	@rc=0; \
+	tools/with-server.sh dsd $(DSD_CONF) --surface bucketed --report-dir $(CONF_REPORTS)/dsd-bucketed || rc=1; \
+	tools/with-server.sh dsd $(DSD_CONF) --surface flat --report-dir $(CONF_REPORTS)/dsd-flat || rc=1; \
+	exit $$rc
+else
+	$(DSCONFORM) $(CONF_FLAGS) --base-url $(BASE_URL) --surface $(SURFACE) --extensions $(EXTENSIONS) \
+	  --report-dir $(CONF_REPORTS)/custom
+endif
+
+## conformance-node: the kit against the Node reference server (flat surface).
+conformance-node: build peers-install
+	tools/with-server.sh node $(DSCONFORM) $(CONF_FLAGS) --surface flat --report-dir $(CONF_REPORTS)/node
+
+## conformance-list: regenerate the golden spec inventory (checked by go test ./cmd/dsconform).
+conformance-list:
+	$(GO) run ./cmd/dsconform list --out conformance/testdata/specs.txt
+
+## conformance-matrix: run dsd (both surfaces) and Node in mode full, then regenerate the
+## requirements section of CONFORMANCE.md. Failing runs are recorded, not fatal.
+conformance-matrix: build peers-install
+	-tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
+	  --surface bucketed --report-dir $(CONF_REPORTS)/dsd-bucketed
+	-tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
+	  --surface flat --report-dir $(CONF_REPORTS)/dsd-flat
+	-tools/with-server.sh node $(DSCONFORM) --mode full --surface flat --report-dir $(CONF_REPORTS)/node
+	$(DSCONFORM) matrix --out CONFORMANCE.md \
+	  --run "dsd (bucketed)=$(CONF_REPORTS)/dsd-bucketed" \
+	  --run "dsd (flat)=$(CONF_REPORTS)/dsd-flat" \
+	  --run "node (flat)=$(CONF_REPORTS)/node"
