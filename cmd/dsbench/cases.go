@@ -52,8 +52,8 @@ var benchCases = []benchCase{
 			return all(maxOf(a[kindDSD], "incomplete", 0), ratioAtMost(a, "p99_ms", 1))
 		}},
 	{Name: "replay-bootstrap-500", Title: "Bootstrap replay: the same streams read with GET {stream}/bootstrap", Metric: "p99_ms", Unit: "ms per client", Lower: true},
-	{Name: "idle-sse-10000", Title: "10,000 idle SSE subscribers: server RSS growth per subscriber", Metric: "per_sub_kib", Unit: "KiB", Lower: true,
-		Target: "<= 20 KiB RSS each",
+	{Name: "idle-sse-10000", Title: "Idle SSE subscribers (IDLE_SUBS, 10,000 by default): server RSS growth per subscriber", Metric: "per_sub_kib", Unit: "KiB", Lower: true,
+		Target: "10,000 subscribers, <= 20 KiB RSS each",
 		Check: func(a map[string]*serverAgg) checkResult {
 			return all(minOf(a[kindDSD], "connected", 10000), maxOf(a[kindDSD], "per_sub_kib", 20))
 		}},

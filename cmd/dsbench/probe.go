@@ -16,7 +16,7 @@ func runProbe(args []string) error {
 	since := fs.Int64("since-ns", 0, "Unix time in ns to measure from, e.g. $(date +%s%N) taken just before starting the server (default: now)")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this long")
 	interval := fs.Duration("interval", 2*time.Millisecond, "pause between attempts")
-	tags := fs.String("tags", "", `extra "key=value ..." pairs for the RESULT line`)
+	tags := fs.String("tags", os.Getenv("BENCH_TAGS"), `extra "key=value ..." pairs for the RESULT line (default $BENCH_TAGS)`)
 	fs.Usage = flagUsage(fs, "probe", "Polls HEAD --url until it answers 200 (connection refused and 5xx are retried) and\n"+
 		"reports the time from --since-ns to that answer: time-to-first-successful-HEAD after a start.")
 	if err := fs.Parse(args); err != nil {

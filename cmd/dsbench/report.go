@@ -197,7 +197,7 @@ func renderTable(w io.Writer, res *results) {
 		}
 		ratioCell := "-"
 		if r, ok := ratio(aggs, c.Metric); ok {
-			ratioCell = fmt.Sprintf("%.2fx", r)
+			ratioCell = fmt.Sprintf("%.3gx", r)
 		}
 		met := "-"
 		if c.Check != nil {

@@ -75,7 +75,7 @@ func TestReportRendersTable(t *testing.T) {
 	for _, want := range []string{
 		"| node-durable | dsd |",
 		"12,000 (p99 22.0 ms) [2 errors, median of 3]",
-		"| 10.00x |",
+		"| 10x |",
 		"unsupported",
 		"**no**: lost 3 > 0",
 		"- nproc: 2",

@@ -46,15 +46,25 @@ func (s *sseReader) Next() (sseEvent, error) {
 				s.name = s.name[:0]
 				continue
 			}
-			ev := sseEvent{Name: string(s.name), Data: s.data}
-			if ev.Name == "" {
-				ev.Name = "message"
-			}
+			ev := sseEvent{Name: eventName(s.name), Data: s.data}
 			s.name, s.data, s.has = s.name[:0], s.data[:0], false
 			return ev, nil
 		}
 		s.field(line)
 	}
+}
+
+// eventName returns the event type, without allocating for the protocol's two names.
+func eventName(b []byte) string {
+	switch string(b) { // no allocation: the compiler compares in place
+	case "":
+		return "message"
+	case "data":
+		return "data"
+	case "control":
+		return "control"
+	}
+	return string(b)
 }
 
 // field applies one non-blank line to the event being built.

@@ -33,7 +33,7 @@ func registerCommon(fs *flag.FlagSet) func() (Common, error) {
 	base := fs.String("base", os.Getenv("DS_BASE_URL"), "server base URL (default $DS_BASE_URL)")
 	bucket := fs.String("bucket", "", "bucketed surface: streams at {base}/{bucket}/{name}, bucket created with PUT {base}/{bucket}; empty = flat {base}/v1/stream/{name}")
 	prefix := fs.String("prefix", "", "stream name prefix (default bench-<random>, fresh each run)")
-	tags := fs.String("tags", "", `extra "key=value key=value" pairs copied into the RESULT line (e.g. "server=dsd round=1")`)
+	tags := fs.String("tags", os.Getenv("BENCH_TAGS"), `extra "key=value key=value" pairs copied into the RESULT line, e.g. "server=dsd round=1" (default $BENCH_TAGS)`)
 	timeout := fs.Duration("timeout", 30*time.Second, "per-request timeout (SSE responses excepted)")
 	return func() (Common, error) {
 		c := Common{Base: strings.TrimRight(*base, "/"), Bucket: *bucket, Prefix: *prefix, Timeout: *timeout}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One bench-peers case against the server tools/with-server.sh started (DS_BASE_URL,
+# DS_SERVER_PID). Usage: peers-case.sh CASE, with BENCH_KIND and BENCH_ROUND set (peers.sh).
+# Appends the case's RESULT lines, tagged server=KIND round=R case=CASE, to
+# $BENCH_OUT/results.txt and its command (once per case) to $BENCH_OUT/commands.txt; the
+# workload's whole output goes to stdout. Knobs: see tools/bench/peers.sh.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+DSBENCH="$ROOT/bin/dsbench"
+OUT="${BENCH_OUT:?}"; CASE="${1:?usage: peers-case.sh CASE}"
+DUR="${BENCH_DUR:-10s}"
+REPLAY_CLIENTS="${REPLAY_CLIENTS:-500}"; MSG=$(( ${REPLAY_BYTES:-204800} / 50 ))
+
+# step NAME COMMAND...: runs one workload tagged case=NAME; keeps its RESULT line.
+step() {
+  local name="$1"; shift
+  grep -q "^$name: " "$OUT/commands.txt" 2>/dev/null || echo "$name: $*" | sed "s#$ROOT/##g" >>"$OUT/commands.txt"
+  local out
+  out=$(BENCH_TAGS="server=${BENCH_KIND:?} round=${BENCH_ROUND:?} case=$name" "$@")
+  echo "$out"
+  echo "$out" | grep '^RESULT' >>"$OUT/results.txt"
+  echo "$out" | grep '^RESULT' | cut -c1-200 >&2
+}
+
+case "$CASE" in
+  append-100) step "$CASE" "$DSBENCH" append --streams 100 --conns 50 --size 100 --duration "$DUR" ;;
+  append-1) step "$CASE" "$DSBENCH" append --streams 1 --conns 50 --size 100 --duration "$DUR" ;;
+  wrk-append-100) WRK_STREAMS=100 WRK_CONNS=50 WRK_DUR="$DUR" step "$CASE" "$ROOT/tools/bench/wrk-append.sh" ;;
+  fanout-1000) step "$CASE" "$DSBENCH" fanout --subscribers "${FANOUT_SUBS:-1000}" --rate "${FANOUT_RATE:-50}" --duration "$DUR" ;;
+  replay-500)
+    # One PUT with the whole content per stream, one request at a time: the Node durable store
+    # answers 404 to (and half-applies) appends when more than 100 streams are written at once.
+    step replay-setup "$DSBENCH" replay --read=false --put-body --setup-conns 1 --clients "$REPLAY_CLIENTS" \
+      --messages 50 --msg-size "$MSG" --prefix replay
+    step replay-500 "$DSBENCH" replay --setup=false --clients "$REPLAY_CLIENTS" --messages 50 --msg-size "$MSG" --prefix replay
+    step replay-bootstrap-500 "$DSBENCH" replay --setup=false --bootstrap --clients "$REPLAY_CLIENTS" \
+      --messages 50 --msg-size "$MSG" --prefix replay ;;
+  batch-100) step "$CASE" "$DSBENCH" batch --streams 100 --conns 50 --frames 100 --frame-size 100 --duration "$DUR" ;;
+  idle-sse-10000) step "$CASE" "$DSBENCH" idle-sse --subscribers "${IDLE_SUBS:-10000}" ;;
+  *) echo "peers-case: unknown case $CASE" >&2; exit 2 ;;
+esac

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# make bench-peers: the same workloads against the Node reference server (durable, and in
+# memory) and dsd, alternating servers (round 1: node-durable, node, dsd; round 2: ...) so that
+# machine noise hits each of them; then `dsbench report` writes the medians into BENCHMARKS.md's
+# generated section.
+# Usage: tools/bench/peers.sh        (after `make build peers-install`)
+# Every case of every round runs on a fresh server started by tools/with-server.sh (the Node
+# durable store slows down sharply once more than 100 streams have been written, so reusing a
+# server would measure the earlier cases' leftovers). Cases: tools/bench/peers-case.sh.
+# Env (defaults in brackets):
+#   BENCH_SERVERS ["node-durable node dsd"]  kinds of tools/with-server.sh, in round order
+#   ROUNDS [3]  BENCH_DUR [10s]  (duration of each timed workload)
+#   BENCH_CASES ["append-100 append-1 wrk-append-100 fanout-1000 replay-500 batch-100"]
+#   FANOUT_SUBS [1000]  FANOUT_RATE [50]  REPLAY_CLIENTS [500]  REPLAY_BYTES [204800]
+#   IDLE_SUBS [10000] (0 = skip)  STARTUP_KINDS ["dsd"] ("" = skip)  STARTUP_STREAMS [10000]
+#   STARTUP_TOTAL [1GiB]  BENCH_OUT [.reports/bench]  BENCHMARKS [BENCHMARKS.md]
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+HERE="$ROOT/tools/bench"
+export BENCH_OUT="${BENCH_OUT:-$ROOT/.reports/bench}"
+read -r -a kinds <<<"${BENCH_SERVERS:-node-durable node dsd}"
+read -r -a cases <<<"${BENCH_CASES:-append-100 append-1 wrk-append-100 fanout-1000 replay-500 batch-100}"
+ROUNDS="${ROUNDS:-3}"; IDLE_SUBS="${IDLE_SUBS:-10000}"
+rm -rf "$BENCH_OUT"; mkdir -p "$BENCH_OUT"
+start=$(date +%s)
+
+# run KIND ROUND CASE: one case on a fresh server; a failure is logged and the run goes on.
+run() {
+  echo "== $(date +%T) round $2: $3 on $1" | tee -a "$BENCH_OUT/log.txt" >&2
+  BENCH_KIND="$1" BENCH_ROUND="$2" "$ROOT/tools/with-server.sh" "$1" "$HERE/peers-case.sh" "$3" \
+    >>"$BENCH_OUT/log.txt" 2>&1 || echo "   FAILED: see $BENCH_OUT/log.txt" | tee -a "$BENCH_OUT/log.txt" >&2
+}
+
+for r in $(seq 1 "$ROUNDS"); do
+  for c in "${cases[@]}"; do
+    for k in "${kinds[@]}"; do run "$k" "$r" "$c"; done
+  done
+done
+if [ "$IDLE_SUBS" -gt 0 ]; then
+  for k in "${kinds[@]}"; do run "$k" 1 idle-sse-10000; done
+fi
+[ -z "${STARTUP_KINDS-dsd}" ] || "$HERE/startup.sh"
+
+settings="BENCH_SERVERS=\"${kinds[*]}\" ROUNDS=$ROUNDS BENCH_DUR=${BENCH_DUR:-10s} FANOUT_SUBS=${FANOUT_SUBS:-1000} FANOUT_RATE=${FANOUT_RATE:-50} REPLAY_CLIENTS=${REPLAY_CLIENTS:-500} IDLE_SUBS=$IDLE_SUBS STARTUP_KINDS=\"${STARTUP_KINDS-dsd}\" STARTUP_TOTAL=${STARTUP_TOTAL:-1GiB}; wall $(( $(date +%s) - start )) s"
+"$ROOT/bin/dsbench" report --out "${BENCHMARKS:-$ROOT/BENCHMARKS.md}" --commands "$BENCH_OUT/commands.txt" \
+  --settings "$settings" "$BENCH_OUT/results.txt" >/dev/null
+grep -c '^RESULT' "$BENCH_OUT/results.txt" | xargs echo "bench-peers: RESULT lines:" >&2
+echo "bench-peers: results in $BENCH_OUT (results.txt, log.txt); table in ${BENCHMARKS:-$ROOT/BENCHMARKS.md}" >&2

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The append workload driven by wrk instead of dsbench, to calibrate dsbench's numbers.
+# Usage: tools/bench/wrk-append.sh            (targets $DS_BASE_URL, e.g. under tools/with-server.sh)
+# Creates WRK_STREAMS text/plain streams (flat surface, or {base}/{BUCKET}/ with BUCKET set and
+# the bucket created), then runs wrk -t WRK_THREADS -c WRK_CONNS -d WRK_DUR with wrk-append.lua.
+# Prints wrk's own summary to stderr and one dsbench-style RESULT line (BENCH_TAGS added) to stdout.
+# Env: WRK_STREAMS (100), WRK_CONNS (50), WRK_THREADS (2), WRK_DUR (10s), WRK_SIZE (100),
+#      BUCKET (""), BENCH_TAGS ("key=value ..."). Installs wrk with apt-get when missing and root.
+set -euo pipefail
+BASE="${DS_BASE_URL:?DS_BASE_URL is required}"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+N="${WRK_STREAMS:-100}"; CONNS="${WRK_CONNS:-50}"; THREADS="${WRK_THREADS:-2}"; DUR="${WRK_DUR:-10s}"
+if ! command -v wrk >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    { apt-get install -y wrk || { apt-get update && apt-get install -y wrk; }; } >&2
+  else
+    echo "wrk-append: wrk not found (apt-get install -y wrk)" >&2; exit 1
+  fi
+fi
+if [ -n "${BUCKET:-}" ]; then SURFACE="/$BUCKET/"; else SURFACE="/v1/stream/"; fi
+PREFIX="${SURFACE}wrk-$(date +%s%N)"
+for i in $(seq 0 $((N - 1))); do
+  code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'Content-Type: text/plain' "$BASE$PREFIX-$i")
+  case "$code" in 200|201) ;; *) echo "wrk-append: create $PREFIX-$i: HTTP $code" >&2; exit 1 ;; esac
+done
+out=$(WRK_PREFIX="$PREFIX" WRK_STREAMS="$N" WRK_SIZE="${WRK_SIZE:-100}" \
+  wrk -t"$THREADS" -c"$CONNS" -d"$DUR" --latency -s "$HERE/wrk-append.lua" "$BASE/" 2>&1)
+echo "$out" | grep -v '^RESULT' >&2
+line=$(echo "$out" | grep '^RESULT') || { echo "wrk-append: no RESULT line from wrk" >&2; exit 1; }
+# Tags go right after workload= as dsbench puts them.
+echo "$line" | sed "s/^RESULT workload=wrk-append/RESULT workload=wrk-append ${BENCH_TAGS:-} conns=$CONNS threads=$THREADS/; s/  */ /g"
