@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -33,6 +34,7 @@ type options struct {
 	longPoll, sseMaxAge                   time.Duration
 	maxBody                               int64
 	unsafeNoSync                          bool
+	cpuProfile                            string
 }
 
 func parseFlags(args []string) (options, error) {
@@ -46,6 +48,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Int64Var(&o.maxBody, "max-body", 32<<20, "largest accepted request body in bytes; larger bodies get 413")
 	fs.StringVar(&o.authFile, "auth-tokens", "", "file of bearer tokens, one per line; when set, requests without a listed token get 401")
 	fs.BoolVar(&o.unsafeNoSync, "unsafe-no-sync", false, "UNSAFE, tests only: skip fsync, so acknowledged data can be lost on a crash")
+	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile to this file until shutdown (diagnostics)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: dsd [flags]\n\nServes Durable Streams (base protocol and extensions) from a bbolt data file.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -71,6 +74,16 @@ func run(o options) error {
 	tokens, err := readTokens(o.authFile)
 	if err != nil {
 		return err
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	eng, err := engine.Open(o.dataDir, engine.Options{NoSync: o.unsafeNoSync})
 	if err != nil {
