@@ -1,0 +1,57 @@
+package difftest
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/dsd-project/dsd/model"
+)
+
+// The generator reaches the outcomes that matter: within 300 scripts every status and
+// error code below shows up, so a differential run that passes has compared them.
+func TestGeneratorCoverage(t *testing.T) {
+	seen := map[string]int{}
+	cfg := model.Config{ReadChunkBytes: ReadChunkBytes}
+	for i := 0; i < 300; i++ {
+		start := DefaultStart()
+		script := Generate(NewRandSource(uint64(i)), GenConfig{Steps: 60, Model: cfg, Start: start})
+		s, now := model.NewState(cfg), start
+		for _, c := range script {
+			if tk, ok := c.(Tick); ok {
+				now = now.Add(tk.D)
+				continue
+			}
+			var res model.Result
+			s, res = s.Apply(c, now)
+			key := fmt.Sprintf("%s %d %s", c.Name()[:4], res.Status, model.ErrorCode(res.Err))
+			if res.Closed {
+				key += " closed"
+			}
+			seen[key]++
+		}
+	}
+	want := []string{
+		"POST 200 ", "POST 200  closed", "POST 204 ", "POST 204  closed", "POST 400 EMPTY_BODY",
+		"POST 400 EMPTY_JSON_ARRAY", "POST 400 INVALID_JSON", "POST 400 INVALID_PRODUCER",
+		"POST 400 INVALID_PRODUCER_SEQ", "POST 400 INVALID_STREAM_SEQ", "POST 400 MISSING_CONTENT_TYPE",
+		"POST 400 INVALID_CONTENT_TYPE", "POST 403 STALE_EPOCH", "POST 404 STREAM_NOT_FOUND",
+		"POST 409 CONTENT_TYPE_MISMATCH", "POST 409 PRODUCER_SEQ_GAP", "POST 409 SEQ_CONFLICT",
+		"POST 409 STREAM_CLOSED", "PUT  200 ", "PUT  201 ", "PUT  201  closed", "PUT  409 CONFIG_MISMATCH",
+		"PUT  400 INVALID_TTL", "PUT  400 INVALID_EXPIRES_AT", "PUT  400 TTL_AND_EXPIRES_AT",
+		"PUT  400 INVALID_JSON", "PUT  404 BUCKET_NOT_FOUND", "GET  200  closed", "GET  400 INVALID_OFFSET",
+		"GET  400 OFFSET_BEYOND_TAIL", "GET  400 OFFSET_NOT_ALIGNED", "HEAD 200  closed",
+		"DELE 204 ", "DELE 409 BUCKET_NOT_EMPTY",
+	}
+	for _, k := range want {
+		if seen[k] == 0 {
+			t.Errorf("no generated step gave %q", k)
+		}
+	}
+	if t.Failed() || testing.Verbose() {
+		for _, k := range slices.Sorted(maps.Keys(seen)) {
+			t.Logf("%6d %s", seen[k], k)
+		}
+	}
+}

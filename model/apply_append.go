@@ -1,0 +1,181 @@
+package model
+
+import "time"
+
+// appendRequest is a POST {stream} once its headers are parsed (A-07 step 1).
+type appendRequest struct {
+	body      []byte
+	close     bool
+	mediaType string // judged only with a body
+	producer  *Producer
+	streamSeq *string
+}
+
+// parseAppend decides the syntax 400s of A-07 step 1, in order: producer headers
+// (all-or-none, non-empty id, integers 0..2^53-1: B-5.2.1-01, B-5.2.1-02); an empty body
+// without Stream-Closed: true (B-5.2-06); with a body, a missing (B-5.2-02) or malformed
+// Content-Type, never judged on an empty body (B-5.2-03); an empty Stream-Seq
+// . An empty Content-Type counts as missing.
+func parseAppend(c AppendStream) (appendRequest, error) {
+	req := appendRequest{body: c.Body, close: c.Closed != nil && StreamClosedHeader(*c.Closed),
+		streamSeq: c.StreamSeq}
+	p, err := ParseProducer(deref(c.ProducerID), deref(c.ProducerEpoch), deref(c.ProducerSeq),
+		c.ProducerID != nil, c.ProducerEpoch != nil, c.ProducerSeq != nil)
+	if err != nil {
+		return req, ErrBadProducer
+	}
+	req.producer = p
+	if len(c.Body) == 0 && !req.close {
+		return req, ErrEmptyBody
+	}
+	if len(c.Body) > 0 {
+		if c.ContentType == nil || *c.ContentType == "" {
+			return req, ErrMissingContentType
+		}
+		mt, err := MediaType(*c.ContentType)
+		if err != nil {
+			return req, ErrBadContentType
+		}
+		req.mediaType = mt
+	}
+	if c.StreamSeq != nil && *c.StreamSeq == "" {
+		return req, ErrBadStreamSeq
+	}
+	return req, nil
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// appendStream: POST {stream}, evaluated in the order of A-07.
+//
+//  1. Syntax 400s (X-1.1 ids, then parseAppend).
+//  2. 404 for a missing or expired stream (B-5.2-08, A-14). A POST that reaches a live
+//     stream restarts its TTL, whatever its outcome (B-5.1-04, A-14).
+//  3. A closed stream (appendToClosed).
+//  4. With a body, a Content-Type that is not media-type equal to the stream's: 409
+//     (B-5.2-02, B-5.2-11, B-12.4-01).
+//  5. The producer table (AdmitProducer): 403 stale epoch, 409 gap, 400 new epoch not at
+//     seq 0, or a duplicate: 204, nothing written (B-5.2.1-03), with Producer-Epoch and
+//     Producer-Seq = the highest accepted seq (B-5.2.1-04) and Stream-Next-Offset = the
+//     end of the producer's last accepted append when seq = lastSeq, else the tail
+//     . Dedup comes before Stream-Seq (B-5.2.1-05).
+//  6. With a body, a Stream-Seq not above the last one: 409 (B-5.2-05, B-12.6-01, A-06).
+//  7. On a JSON stream, the body is flattened: invalid JSON or "[]" is 400 (B-9.1-03).
+//  8. Commit atomically: the body as one append unit, Stream-Seq (only with data,
+//     A-06), the producer state, and the close, recording the closing tuple.
+//     200 for an append with producer headers, else 204 (B-5.2-08, B-5.2.1-08);
+//     Stream-Next-Offset is the new tail, Stream-Closed: true when closed (B-5.2-09).
+func (s State) appendStream(c AppendStream, now time.Time) (State, Result) {
+	if err := checkKey(c.Stream); err != nil {
+		return s, fail(StatusBadRequest, err)
+	}
+	req, err := parseAppend(c)
+	if err != nil {
+		return s, fail(StatusBadRequest, err)
+	}
+	s, st := s.live(c.Stream, now)
+	if st == nil {
+		return s, fail(StatusNotFound, ErrStreamNotFound)
+	}
+	st = st.clone()
+	st.accessMs = now.UnixMilli()
+	s = s.withStream(c.Stream, st)
+	if st.closed {
+		return s, appendToClosed(st, req)
+	}
+	if len(req.body) > 0 && req.mediaType != st.mediaType {
+		return s, fail(StatusConflict, ErrContentTypeMismatch)
+	}
+	if p := req.producer; p != nil {
+		ps := st.producer(p.ID)
+		adm, err := AdmitProducer(ps, *p)
+		if err != nil {
+			return s, fail(producerErrorStatus(err), err)
+		}
+		if adm == AdmitDuplicate {
+			next := st.tail()
+			if p.Seq == ps.LastSeq {
+				next = ps.LastEnd
+			}
+			return s, Result{Status: StatusNoContent, NextOffset: offsetPtr(next), Closed: st.closed,
+				Producer: &ProducerAck{Epoch: ps.Epoch, Seq: ps.LastSeq}}
+		}
+	}
+	if len(req.body) > 0 && req.streamSeq != nil && StreamSeqRegresses(st.streamSeq, *req.streamSeq) {
+		return s, fail(StatusConflict, ErrStreamSeqConflict)
+	}
+	var msgs [][]byte
+	if len(req.body) > 0 {
+		if st.isJSON() {
+			flat, err := FlattenJSON(req.body, false)
+			if err != nil {
+				return s, fail(StatusBadRequest, err)
+			}
+			msgs = canonicalMessages(flat)
+		} else {
+			msgs = [][]byte{req.body}
+		}
+		st.appendUnit(msgs)
+		if req.streamSeq != nil {
+			st.streamSeq = req.streamSeq
+		}
+	}
+	res := Result{Status: StatusNoContent}
+	if req.close {
+		st.closed = true
+		if req.producer != nil {
+			p := *req.producer
+			st.closer = &p
+		}
+	}
+	if p := req.producer; p != nil {
+		st.setProducer(p.ID, ProducerState{Epoch: p.Epoch, LastSeq: p.Seq, LastEnd: st.tail()})
+		res.Producer = &ProducerAck{Epoch: p.Epoch, Seq: p.Seq}
+		if len(req.body) > 0 {
+			res.Status = StatusOK
+		}
+	}
+	res.NextOffset, res.Closed = offsetPtr(st.tail()), st.closed
+	return s, res
+}
+
+// appendToClosed answers a POST to a closed stream (A-07 step 3). Close-only: 204 with
+// Stream-Closed and the final offset, with or without producer headers (B-5.2-07,
+// B-5.3-01; producer headers are echoed). With a body: the exact tuple that closed the
+// stream is a deduplicated success, 204 (B-5.2.1-09); a known producer with a stale
+// epoch is 403 (B-5.2.1-09: 403 or 409, we send 403); anything else is 409 with
+// Stream-Closed and Stream-Next-Offset = the final offset (B-5.2-07, B-5.2-10).
+func appendToClosed(st *stream, req appendRequest) Result {
+	ok := Result{Status: StatusNoContent, NextOffset: offsetPtr(st.tail()), Closed: true}
+	if p := req.producer; p != nil {
+		ok.Producer = &ProducerAck{Epoch: p.Epoch, Seq: p.Seq}
+	}
+	if len(req.body) == 0 {
+		return ok
+	}
+	if p := req.producer; p != nil {
+		if st.closer != nil && *st.closer == *p {
+			return ok
+		}
+		if ps := st.producer(p.ID); ps != nil && p.Epoch < ps.Epoch {
+			return fail(StatusForbidden, &StaleEpochError{Current: ps.Epoch})
+		}
+	}
+	return fail(StatusConflict, &ClosedError{Final: st.tail()})
+}
+
+// producerErrorStatus is the status of a producer-table error (B-5.2.1-03).
+func producerErrorStatus(err error) int {
+	switch err.(type) {
+	case *StaleEpochError:
+		return StatusForbidden
+	case *SeqGapError:
+		return StatusConflict
+	}
+	return StatusBadRequest // ErrEpochSeqNotZero
+}

@@ -1,0 +1,113 @@
+package model
+
+import (
+	"sort"
+	"time"
+)
+
+// readStream: a catch-up GET {stream}?offset=<o> (B-5.6).
+//
+//  1. 400 for bad ids and a malformed offset: "-1", "now" or a token of D2 (B-5.6-08,
+//     A-35); an empty value is malformed.
+//  2. 404 for a missing or expired stream; a GET on a live stream restarts its TTL
+//     (B-5.1-04, A-14), whatever its outcome.
+//  3. Resolve the start: -1 or absent is the stream start (B-8-03), "now" the tail
+//     (B-8-04). A token past the tail is 400, one that is not a message boundary is 400
+//
+//  4. 200 with whole messages from the start, as many as fit in ReadChunkBytes and at
+//     least one; Stream-Next-Offset is the end of what was returned, never -1
+//     (B-5.6-03). Stream-Up-To-Date when it reaches the tail (B-5.6-05), Stream-Closed
+//     when it does so on a closed stream (B-5.6-06, B-5.6-07, B-8-07). A JSON stream's
+//     body is the array of its messages, "[]" when empty (B-9.1-04, B-8-04).
+func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
+	if err := checkKey(c.Stream); err != nil {
+		return s, fail(StatusBadRequest, err)
+	}
+	spec := OffsetSpec{Kind: SpecStart}
+	if c.Offset != nil {
+		var err error
+		if spec, err = ParseOffsetSpec(*c.Offset); err != nil {
+			return s, fail(StatusBadRequest, ErrBadOffset)
+		}
+	}
+	s, st := s.live(c.Stream, now)
+	if st == nil {
+		return s, fail(StatusNotFound, ErrStreamNotFound)
+	}
+	st = st.clone()
+	st.accessMs = now.UnixMilli()
+	s = s.withStream(c.Stream, st)
+
+	var start Offset
+	switch spec.Kind {
+	case SpecNow:
+		start = st.tail()
+	case SpecAt:
+		if spec.At > st.tail() {
+			return s, fail(StatusBadRequest, ErrOffsetBeyondTail)
+		}
+		if !st.isBoundary(spec.At) {
+			return s, fail(StatusBadRequest, ErrOffsetNotBoundary)
+		}
+		start = spec.At
+	}
+	end := st.chunkEnd(start, s.cfg.ReadChunkBytes)
+	data := st.data[start:end]
+	body := data
+	if st.isJSON() {
+		body = JSONArrayFromCanonical(nil, data)
+	}
+	upToDate := end == st.tail()
+	return s, Result{Status: StatusOK, ContentType: st.contentType, NextOffset: offsetPtr(end),
+		UpToDate: upToDate, Closed: upToDate && st.closed, Body: append([]byte{}, body...)}
+}
+
+// chunkEnd is the end of one catch-up response from the boundary start: whole
+// messages while the total stays within max bytes, and at least one message.
+func (st *stream) chunkEnd(start Offset, max int) Offset {
+	if start == st.tail() {
+		return start
+	}
+	i := sort.Search(len(st.msgEnds), func(i int) bool { return st.msgEnds[i] > uint64(start) })
+	end := st.msgEnds[i]
+	for i++; i < len(st.msgEnds) && st.msgEnds[i]-uint64(start) <= uint64(max); i++ {
+		end = st.msgEnds[i]
+	}
+	return Offset(end)
+}
+
+// headStream: HEAD {stream} (B-5.5): 400 for bad ids, 404 for a missing or expired
+// stream, else 200 with Content-Type, Stream-Next-Offset (the tail), Stream-TTL (the
+// configured window), Stream-Expires-At and Stream-Closed when closed (B-5.5-02). HEAD
+// never restarts a TTL (B-5.1-04, B-5.5-03).
+func (s State) headStream(c HeadStream, now time.Time) (State, Result) {
+	if err := checkKey(c.Stream); err != nil {
+		return s, fail(StatusBadRequest, err)
+	}
+	s, st := s.live(c.Stream, now)
+	if st == nil {
+		return s, fail(StatusNotFound, ErrStreamNotFound)
+	}
+	res := Result{Status: StatusOK, ContentType: st.contentType, NextOffset: offsetPtr(st.tail()),
+		Closed: st.closed, TTL: st.ttl}
+	if st.expiresAtMs != nil {
+		t := time.UnixMilli(*st.expiresAtMs).UTC()
+		res.ExpiresAt = &t
+	}
+	return s, res
+}
+
+// deleteStream: DELETE {stream} (B-5.4-01): 400 for bad ids, 404 for a missing or expired
+// stream, else 204 and the stream, its data and its producer state are gone; a later PUT
+// creates a new incarnation. (Soft deletion of fork sources, B-4.2-10, comes with
+// forks.)
+func (s State) deleteStream(c DeleteStream, now time.Time) (State, Result) {
+	if err := checkKey(c.Stream); err != nil {
+		return s, fail(StatusBadRequest, err)
+	}
+	s, st := s.live(c.Stream, now)
+	if st == nil {
+		return s, fail(StatusNotFound, ErrStreamNotFound)
+	}
+	return s.withStream(c.Stream, nil), Result{Status: StatusNoContent}
+}

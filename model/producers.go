@@ -1,0 +1,61 @@
+package model
+
+// ProducerState is what a stream remembers about one idempotent producer (B-5.2.1-03):
+// its epoch, the highest sequence number accepted in that epoch, and the
+// Stream-Next-Offset its last accepted append was acknowledged with (A-08: a duplicate
+// of that last append gets the same offset back).
+type ProducerState struct {
+	Epoch   uint64
+	LastSeq uint64
+	LastEnd Offset
+}
+
+// Admission is the producer table's verdict on one request (B-5.2.1-03).
+type Admission uint8
+
+const (
+	// AdmitAccept: the request is new; apply it and record (epoch, seq).
+	AdmitAccept Admission = iota + 1
+	// AdmitDuplicate: the request was already applied; answer 204 and write nothing.
+	AdmitDuplicate
+)
+
+// AdmitProducer applies the validation table of B-5.2.1-03 to the triple p against the
+// producer's state st (nil: the stream has never accepted this Producer-Id). It is the
+// single statement of the table; the state machine and the linearizability model both
+// call it.
+//
+//	no state, seq = 0              accept                     (B-5.2.1-03)
+//	no state, seq > 0              *SeqGapError{0, seq}      
+//	epoch < state.epoch            *StaleEpochError{current}  (403)
+//	epoch > state.epoch, seq != 0  ErrEpochSeqNotZero         (400)
+//	epoch > state.epoch, seq = 0   accept (epoch claim)
+//	same epoch, seq <= lastSeq     duplicate                  (204)
+//	same epoch, seq = lastSeq+1    accept
+//	same epoch, seq > lastSeq+1    *SeqGapError{lastSeq+1, seq} (409)
+func AdmitProducer(st *ProducerState, p Producer) (Admission, error) {
+	switch {
+	case st == nil && p.Seq == 0:
+		return AdmitAccept, nil
+	case st == nil:
+		return 0, &SeqGapError{Expected: 0, Received: p.Seq}
+	case p.Epoch < st.Epoch:
+		return 0, &StaleEpochError{Current: st.Epoch}
+	case p.Epoch > st.Epoch && p.Seq != 0:
+		return 0, ErrEpochSeqNotZero
+	case p.Epoch > st.Epoch:
+		return AdmitAccept, nil
+	case p.Seq <= st.LastSeq:
+		return AdmitDuplicate, nil
+	case p.Seq == st.LastSeq+1:
+		return AdmitAccept, nil
+	}
+	return 0, &SeqGapError{Expected: st.LastSeq + 1, Received: p.Seq}
+}
+
+// StreamSeqRegresses reports whether a Stream-Seq value next must be refused after last
+// (B-5.2-05, A-06): values are compared as raw bytes and must strictly increase. last is
+// nil while the stream has recorded none.
+func StreamSeqRegresses(last *string, next string) bool {
+	return last != nil && next <= *last
+}

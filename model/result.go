@@ -1,0 +1,64 @@
+package model
+
+import "time"
+
+// Result is the response State.Apply decides for a command: the HTTP status, the
+// protocol error of a 4xx (whose typed form carries its own headers: *ClosedError,
+// *StaleEpochError, *SeqGapError), and the response headers and body that the protocol
+// defines. Headers that are presentation only (Cache-Control, ETag, CORS, cursors) are
+// not part of the model.
+type Result struct {
+	Status int
+	Err    error // nil on 2xx
+
+	ContentType string  // Content-Type of a stream (create, read, HEAD): as stored
+	Location    bool    // a 201 create carries Location (B-5.1-13)
+	NextOffset  *Offset // Stream-Next-Offset
+	Closed      bool    // Stream-Closed: true
+	UpToDate    bool    // Stream-Up-To-Date: true (reads)
+
+	// Producer is Producer-Epoch and Producer-Seq of a 200/204 append that carried
+	// producer headers (B-5.2.1-04).
+	Producer *ProducerAck
+
+	TTL       *uint64    // HEAD Stream-TTL (B-5.5-02)
+	ExpiresAt *time.Time // HEAD Stream-Expires-At, UTC, millisecond precision
+
+	// Body is a read's entity body: the bytes, or the JSON array of whole messages on a
+	// JSON stream (B-9.1-04).
+	Body []byte
+
+	// Bucket is the body of GET /{bucket_id}.
+	Bucket *BucketView
+}
+
+// ProducerAck is the producer state a successful append reports (B-5.2.1-04).
+type ProducerAck struct {
+	Epoch uint64
+	Seq   uint64
+}
+
+// BucketView is what GET /{bucket_id} reports (X-1.3-01).
+type BucketView struct {
+	ID      string
+	Streams int
+}
+
+// fail is the Result of a protocol error.
+func fail(status int, err error) Result { return Result{Status: status, Err: err} }
+
+// StatusOK etc. name the statuses the model decides (net/http is not imported: the model
+// performs no IO).
+const (
+	StatusOK           = 200
+	StatusCreated      = 201
+	StatusNoContent    = 204
+	StatusBadRequest   = 400
+	StatusForbidden    = 403
+	StatusNotFound     = 404
+	StatusConflict     = 409
+	StatusGone         = 410
+	StatusTooLarge     = 413
+	StatusNotAllowed   = 405
+	StatusPrecondition = 412
+)

@@ -1,0 +1,130 @@
+package model
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config holds the server-defined parameters the state machine depends on.
+type Config struct {
+	// ReadChunkBytes is the size target of one catch-up response: whole messages
+	// are added while the total stays within it, and there is always at least one. Zero
+	// means the default, 1 MiB.
+	ReadChunkBytes int
+}
+
+// DefaultReadChunkBytes is the default catch-up response size target.
+const DefaultReadChunkBytes = 1 << 20
+
+// State is the reference state of a server: its buckets and the current incarnation of
+// every stream. It is a value: Apply returns a new State and never changes its receiver,
+// so a State can be kept, compared and replayed. The zero State has no buckets and the
+// default Config.
+type State struct {
+	cfg          Config
+	buckets      map[string]struct{}
+	streams      map[StreamKey]*stream
+	incarnations uint64
+}
+
+// NewState returns the empty state of a server configured with cfg.
+func NewState(cfg Config) State {
+	if cfg.ReadChunkBytes <= 0 {
+		cfg.ReadChunkBytes = DefaultReadChunkBytes
+	}
+	return State{cfg: cfg}
+}
+
+// Apply decides cmd at time now. It returns the state after the command and the
+// response. It never mutates s, performs no IO and reads no clock: now is the only time
+// it knows. Commands of unknown types panic (a programming error).
+func (s State) Apply(cmd Command, now time.Time) (State, Result) {
+	if s.cfg.ReadChunkBytes <= 0 {
+		s.cfg.ReadChunkBytes = DefaultReadChunkBytes
+	}
+	switch c := cmd.(type) {
+	case CreateBucket:
+		return s.createBucket(c)
+	case GetBucket:
+		return s.getBucket(c, now)
+	case DeleteBucket:
+		return s.deleteBucket(c, now)
+	case CreateStream:
+		return s.createStream(c, now)
+	case AppendStream:
+		return s.appendStream(c, now)
+	case ReadStream:
+		return s.readStream(c, now)
+	case HeadStream:
+		return s.headStream(c, now)
+	case DeleteStream:
+		return s.deleteStream(c, now)
+	}
+	panic(fmt.Sprintf("model: unknown command %T", cmd))
+}
+
+// Stream returns a view of the live stream at key as of now (expired streams do not
+// exist, A-14). It does not change s.
+func (s State) Stream(key StreamKey, now time.Time) (StreamView, bool) {
+	st, ok := s.streams[key]
+	if !ok || st.expired(now) {
+		return StreamView{}, false
+	}
+	return st.view(), true
+}
+
+// Streams returns the keys of every stored stream (expired ones included), sorted.
+func (s State) Streams() []StreamKey {
+	keys := slices.Collect(maps.Keys(s.streams))
+	slices.SortFunc(keys, func(a, b StreamKey) int { return strings.Compare(a.String(), b.String()) })
+	return keys
+}
+
+// HasBucket reports whether bucket exists.
+func (s State) HasBucket(bucket string) bool {
+	_, ok := s.buckets[bucket]
+	return ok
+}
+
+// withStream returns s with key bound to st (st nil: unbound). The stream map is copied.
+func (s State) withStream(key StreamKey, st *stream) State {
+	m := maps.Clone(s.streams)
+	if m == nil {
+		m = map[StreamKey]*stream{}
+	}
+	if st == nil {
+		delete(m, key)
+	} else {
+		m[key] = st
+	}
+	s.streams = m
+	return s
+}
+
+// live returns the stream at key if it exists and has not expired at now. An expired
+// stream is removed from the returned state (A-14: expiry is applied lazily on every
+// access; it then answers 404 on every method and PUT re-creates it).
+func (s State) live(key StreamKey, now time.Time) (State, *stream) {
+	st, ok := s.streams[key]
+	if !ok {
+		return s, nil
+	}
+	if st.expired(now) {
+		return s.withStream(key, nil), nil
+	}
+	return s, st
+}
+
+// checkKey validates a stream URL's ids: a bad bucket id or stream id is 400
+// before anything is looked up.
+func checkKey(key StreamKey) error {
+	if !ValidBucketID(key.Bucket) {
+		return ErrBadBucketID
+	}
+	return CheckStreamID(key.Bucket, key.Stream)
+}
+
+func offsetPtr(o Offset) *Offset { return &o }

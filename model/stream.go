@@ -1,0 +1,122 @@
+package model
+
+import (
+	"maps"
+	"slices"
+	"time"
+)
+
+// stream is one incarnation of a stream in the reference state. Values are immutable
+// once they are in a State: every change copies the struct (and any slice or map it
+// changes) first, so earlier States stay valid.
+type stream struct {
+	incarnation uint64 // new on every (re)creation
+	contentType string // as given at creation, echoed unchanged
+	mediaType   string // normalized
+	ttl         *uint64
+	expiresAtMs *int64 // absolute expiry, Unix ms
+	accessMs    int64  // last GET or POST (sliding TTL, A-14), Unix ms
+
+	data    []byte   // canonical bytes (D3): every message ever appended, in order
+	msgEnds []uint64 // end offset of every message: the read boundaries
+
+	closed    bool
+	closer    *Producer // the producer tuple that closed the stream (B-5.2.1-09, A-09)
+	streamSeq *string   // last Stream-Seq recorded
+	producers map[string]ProducerState
+}
+
+// clone returns a shallow copy to change. Slices are shared but are only ever extended
+// through appendUnit, which never writes into a shared backing array; the producer map
+// is copied by setProducer.
+func (st *stream) clone() *stream {
+	c := *st
+	return &c
+}
+
+func (st *stream) isJSON() bool { return IsJSON(st.mediaType) }
+
+func (st *stream) tail() Offset { return Offset(len(st.data)) }
+
+// appendUnit appends one append unit: the canonical bytes of its messages (for a
+// non-JSON stream, the body is one message; D3, B-9.1-01).
+func (st *stream) appendUnit(msgs [][]byte) {
+	data := slices.Clip(st.data)
+	ends := slices.Clip(st.msgEnds)
+	for _, m := range msgs {
+		data = append(data, m...)
+		ends = append(ends, uint64(len(data)))
+	}
+	st.data, st.msgEnds = data, ends
+}
+
+// setProducer records a producer's state, copying the table first.
+func (st *stream) setProducer(id string, ps ProducerState) {
+	m := maps.Clone(st.producers)
+	if m == nil {
+		m = map[string]ProducerState{}
+	}
+	m[id] = ps
+	st.producers = m
+}
+
+// producer returns the state of producer id, nil when the stream has none.
+func (st *stream) producer(id string) *ProducerState {
+	ps, ok := st.producers[id]
+	if !ok {
+		return nil
+	}
+	return &ps
+}
+
+// isBoundary reports whether o is a message boundary: the start, or the end of a
+// message.
+func (st *stream) isBoundary(o Offset) bool {
+	if o == 0 {
+		return true
+	}
+	_, found := slices.BinarySearch(st.msgEnds, uint64(o))
+	return found
+}
+
+// expired reports whether the stream's lifetime has ended at now: an absolute
+// expiry is reached (B-5.1-06: never extended), or more than the TTL has passed since
+// the last GET or POST (B-5.1-04, B-5.1-08; with TTL 0 the stream expires as soon as
+// the clock moves past its last access, A-13). Times compare at millisecond precision.
+func (st *stream) expired(now time.Time) bool {
+	ms := now.UnixMilli()
+	if st.expiresAtMs != nil && ms >= *st.expiresAtMs {
+		return true
+	}
+	return st.ttl != nil && ms > st.accessMs+int64(*st.ttl)*1000
+}
+
+// StreamView is a read-only summary of a stream in a State, for tests and for the
+// script generators that pick offsets to read.
+type StreamView struct {
+	Incarnation uint64
+	ContentType string
+	MediaType   string
+	Tail        Offset
+	Closed      bool
+	Boundaries  []Offset // every readable offset: 0 and each message end
+	Data        []byte   // canonical bytes
+	TTL         *uint64
+	ExpiresAt   *time.Time
+}
+
+func (st *stream) view() StreamView {
+	b := make([]Offset, 0, len(st.msgEnds)+1)
+	b = append(b, 0)
+	for _, e := range st.msgEnds {
+		b = append(b, Offset(e))
+	}
+	v := StreamView{Incarnation: st.incarnation, ContentType: st.contentType,
+		MediaType: st.mediaType, Tail: st.tail(), Closed: st.closed, Boundaries: b,
+		Data: slices.Clone(st.data), TTL: st.ttl}
+	if st.expiresAtMs != nil {
+		t := time.UnixMilli(*st.expiresAtMs).UTC()
+		v.ExpiresAt = &t
+	}
+	return v
+}
