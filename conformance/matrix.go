@@ -166,9 +166,13 @@ func resultCell(r *types.Report, states map[string]types.SpecReport, checks []Sp
 }
 
 // firstLine condenses a failure message to one line of at most 200 bytes: the
-// whitespace of Gomega's multi-line messages collapses to single spaces.
+// indented lines of Gomega's messages are joined with single spaces.
 func firstLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	s = strings.Join(lines, " ")
 	if len(s) > 200 {
 		s = s[:200] + "…"
 	}

@@ -18,7 +18,7 @@ func (st *Stream) sseCatchUp(offset string, opts ...Opt) ([]Event, *SSEConn) {
 	ginkgo.GinkgoHelper()
 	c := st.SSE(offset, opts...)
 	Expect(c.Resp).To(HaveStatus(200))
-	evs := c.Collect(st.s, st.s.longPollBudget(), UntilUpToDateControl)
+	evs := c.Collect(st.s, st.s.sseBudget(), UntilUpToDateControl)
 	return evs, c
 }
 
@@ -228,7 +228,7 @@ var _ = Section("5.8", "5.8 SSE", func() {
 		tail := st.MustClose().Get(hNextOffset)
 		c := st.SSE(offsetStart)
 		Expect(c.Resp).To(HaveStatus(200))
-		evs := c.CollectToEnd(s, s.longPollBudget())
+		evs := c.CollectToEnd(s, s.sseBudget())
 		Expect(strings.Join(DataEvents(evs), "")).To(Equal("final"))
 		Expect(evs[len(evs)-1].Type).To(Equal("control"), "the last event must be a control event: %v", evs)
 		last := lastControl(evs)
@@ -244,7 +244,7 @@ var _ = Section("5.8", "5.8 SSE", func() {
 		c := st.SSE(tail)
 		Expect(c.Resp).To(HaveStatus(200))
 		start := time.Now()
-		evs := c.CollectToEnd(s, s.longPollBudget())
+		evs := c.CollectToEnd(s, s.sseBudget())
 		Expect(time.Since(start)).To(BeNumerically("<", s.immediate()+time.Second))
 		Expect(evs).To(HaveLen(1), "events: %v", evs)
 		ctl := lastControl(evs)
@@ -258,7 +258,7 @@ var _ = Section("5.8", "5.8 SSE", func() {
 		st := s.Create("sse-closed-utd", CT(ctText))
 		tail := st.MustClose().Get(hNextOffset)
 		c := st.SSE(tail)
-		evs := c.CollectToEnd(s, s.longPollBudget())
+		evs := c.CollectToEnd(s, s.sseBudget())
 		Expect(evs).To(HaveLen(1), "events: %v", evs)
 		Expect(lastControl(evs).UpToDate).To(BeTrue())
 	})
@@ -268,7 +268,7 @@ var _ = Section("5.8", "5.8 SSE", func() {
 		tail0 := st.MustAppend("old")
 		_, c := st.sseCatchUp(tail0)
 		tail := st.MustAppend("new")
-		evs := c.Collect(s, s.longPollBudget(), func(evs []Event) bool {
+		evs := c.Collect(s, s.sseBudget(), func(evs []Event) bool {
 			return len(DataEvents(evs)) > 0 && evs[len(evs)-1].Type == "control"
 		})
 		Expect(DataEvents(evs)).To(Equal([]string{"new"}))
@@ -281,7 +281,7 @@ var _ = Section("5.8", "5.8 SSE", func() {
 		_, c := st.sseCatchUp(tail0)
 		r := st.Append("final", H(hClosed, "true"))
 		Expect(r).To(HaveStatus(204))
-		evs := c.CollectToEnd(s, s.longPollBudget())
+		evs := c.CollectToEnd(s, s.sseBudget())
 		Expect(strings.Join(DataEvents(evs), "")).To(Equal("final"))
 		last := lastControl(evs)
 		Expect(last.Closed).To(BeTrue())

@@ -122,7 +122,7 @@ var _ = Section("8", "8 Offsets", func() {
 		Expect(first.NextOffset).To(Equal(tail))
 		Expect(first.UpToDate).To(BeTrue())
 		st.MustAppend("live")
-		evs = c.Collect(s, s.longPollBudget(), func(evs []Event) bool { return len(DataEvents(evs)) > 0 })
+		evs = c.Collect(s, s.sseBudget(), func(evs []Event) bool { return len(DataEvents(evs)) > 0 })
 		Expect(DataEvents(evs)).To(Equal([]string{"live"}))
 	})
 
@@ -153,7 +153,7 @@ var _ = Section("8", "8 Offsets", func() {
 
 		c := st.SSE(offsetNow)
 		Expect(c.Resp).To(HaveStatus(200))
-		evs := c.CollectToEnd(s, s.longPollBudget())
+		evs := c.CollectToEnd(s, s.sseBudget())
 		Expect(evs).To(HaveLen(1), "events: %v", evs)
 		ctl := lastControl(evs)
 		Expect(ctl.Closed).To(BeTrue())

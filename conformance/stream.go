@@ -186,3 +186,8 @@ func MustJSONArray(b []byte) []json.RawMessage {
 
 // EscapedOffset is offset as a URL path segment or query value.
 func EscapedOffset(offset string) string { return url.QueryEscape(offset) }
+
+// sseBudget is how long a spec waits for SSE events that must come without waiting for
+// new data (catch-up, the control after it, EOF, an append's data): the long-poll
+// timeout plus slack. Keep-alives are never needed to pass a spec.
+func (s *S) sseBudget() time.Duration { return s.LongPollTimeout() + 2*time.Second }

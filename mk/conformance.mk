@@ -1,6 +1,7 @@
 # Conformance kit (conformance/, cmd/dsconform; see conformance/doc.go).
 #
-#   make conformance                  dsd, fresh, both surfaces, mode full, with dsd's extensions
+#   make conformance                  dsd, fresh, both surfaces, mode full, with dsd's extensions;
+#                                     then the mutants test (the kit must fail broken servers)
 #   make conformance BASE_URL=URL [SURFACE=flat|bucketed] [MODE=...] [LABEL_FILTER=...]
 #                                     any running server
 #   make conformance-node             the Node reference server (flat surface)
@@ -32,6 +33,7 @@ ifeq ($(BASE_URL),)
 	@rc=0; \
 	tools/with-server.sh dsd $(DSD_CONF) --surface bucketed --report-dir $(CONF_REPORTS)/dsd-bucketed || rc=1; \
 	tools/with-server.sh dsd $(DSD_CONF) --surface flat --report-dir $(CONF_REPORTS)/dsd-flat || rc=1; \
+	$(GO) test -count=1 -run TestMutants ./cmd/dsconform || rc=1; \
 	exit $$rc
 else
 	$(DSCONFORM) $(CONF_FLAGS) --base-url $(BASE_URL) --surface $(SURFACE) --extensions $(EXTENSIONS) \

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+)
+
+// runAsMainEnv makes the test binary behave as dsconform itself, so tests can run the kit
+// in a subprocess (one Ginkgo RunSpecs per process) without building anything.
+const runAsMainEnv = "DSCONFORM_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsMainEnv) == "1" {
+		os.Exit(runMain(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// dsconformCmd is a command running dsconform with args.
+func dsconformCmd(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runAsMainEnv+"=1")
+	return cmd
+}
+
+var listeningRE = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
+
+// upstream returns the URL of a server to test against: DS_BASE_URL when set (e.g. under
+// tools/with-server.sh), else a fresh bin/dsd started for this test (500ms long-poll,
+// temporary data dir). It skips the test, saying why, when neither is available.
+func upstream(t *testing.T) string {
+	t.Helper()
+	if u := os.Getenv("DS_BASE_URL"); u != "" {
+		return u
+	}
+	bin, err := filepath.Abs(filepath.Join("..", "..", "bin", "dsd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("no server: %s not built (make build) and DS_BASE_URL unset", bin)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--long-poll-timeout", "500ms")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cancel()
+			<-done
+		}
+		cancel()
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sent := false
+		for sc.Scan() {
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				found <- m[1]
+				sent = true
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		return u
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not report its address", bin)
+	}
+	return ""
+}
