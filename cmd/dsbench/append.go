@@ -71,8 +71,9 @@ func runAppend(args []string) error {
 	r.Set("mb_per_s", st.perSecond(st.Bytes)/1e6)
 	r.SetLatency("", &st.Latency)
 	r.SetStatuses("", st.Statuses)
-	fmt.Printf("requests: %d in %.2fs = %.1f/s, %.2f MB/s acknowledged; statuses %s\n",
-		st.Ops, st.Elapsed.Seconds(), st.perSecond(st.Ops), st.perSecond(st.Bytes)/1e6, st.Statuses)
+	r.Set("client_cpu_us_per_req", cpuPerOp(st.CPU, st.AllOps))
+	fmt.Printf("requests: %d in %.2fs = %.1f/s, %.2f MB/s acknowledged; statuses %s; client CPU %.1f us/request\n",
+		st.Ops, st.Elapsed.Seconds(), st.perSecond(st.Ops), st.perSecond(st.Bytes)/1e6, st.Statuses, cpuPerOp(st.CPU, st.AllOps))
 	printLatency(stdout, "latency", &st.Latency)
 	fmt.Println(r)
 	return nil

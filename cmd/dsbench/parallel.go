@@ -50,6 +50,8 @@ type opResult struct {
 type loopStats struct {
 	Elapsed  time.Duration // from the start of the measured window to the last completion
 	Ops      int64         // operations started in the measured window
+	AllOps   int64         // operations run, warm-up included
+	CPU      time.Duration // this process's CPU time over the whole loop, warm-up included
 	Records  int64         // records acknowledged by those operations
 	Bytes    int64         // payload bytes acknowledged by those operations
 	Latency  Histogram     // per-operation latency
@@ -70,6 +72,7 @@ func (s *loopStats) perSecond(n int64) float64 {
 // this operation falls in the measured window.
 func closedLoop(ctx context.Context, conns int, warmup, dur time.Duration,
 	op func(ctx context.Context, worker, iter int, measured bool) opResult) *loopStats {
+	cpu0 := processCPU()
 	start := time.Now()
 	measureFrom := start.Add(warmup)
 	end := measureFrom.Add(dur)
@@ -88,6 +91,7 @@ func closedLoop(ctx context.Context, conns int, warmup, dur time.Duration,
 				measured := !t0.Before(measureFrom)
 				r := op(ctx, w, iter, measured)
 				t1 := time.Now()
+				st.AllOps++
 				if !measured {
 					continue
 				}
@@ -105,6 +109,7 @@ func closedLoop(ctx context.Context, conns int, warmup, dur time.Duration,
 	finish := measureFrom
 	for w, st := range per {
 		total.Ops += st.Ops
+		total.AllOps += st.AllOps
 		total.Records += st.Records
 		total.Bytes += st.Bytes
 		total.Latency.Merge(&st.Latency)
@@ -114,5 +119,6 @@ func closedLoop(ctx context.Context, conns int, warmup, dur time.Duration,
 		}
 	}
 	total.Elapsed = finish.Sub(measureFrom)
+	total.CPU = processCPU() - cpu0
 	return total
 }

@@ -23,9 +23,15 @@ for i in $(seq 0 $((N - 1))); do
   code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'Content-Type: text/plain' "$BASE$PREFIX-$i")
   case "$code" in 200|201) ;; *) echo "wrk-append: create $PREFIX-$i: HTTP $code" >&2; exit 1 ;; esac
 done
-out=$(WRK_PREFIX="$PREFIX" WRK_STREAMS="$N" WRK_SIZE="${WRK_SIZE:-100}" \
-  wrk -t"$THREADS" -c"$CONNS" -d"$DUR" --latency -s "$HERE/wrk-append.lua" "$BASE/" 2>&1)
-echo "$out" | grep -v '^RESULT' >&2
+# bash's `time` reports wrk's own CPU (user + sys), to compare the clients' costs.
+TIMEFORMAT='WRKCPU %U %S'
+out=$( { time WRK_PREFIX="$PREFIX" WRK_STREAMS="$N" WRK_SIZE="${WRK_SIZE:-100}" \
+  wrk -t"$THREADS" -c"$CONNS" -d"$DUR" --latency -s "$HERE/wrk-append.lua" "$BASE/" 2>&1; } 2>&1)
+echo "$out" | grep -v '^RESULT\|^WRKCPU' >&2
 line=$(echo "$out" | grep '^RESULT') || { echo "wrk-append: no RESULT line from wrk" >&2; exit 1; }
+cpu=$(echo "$out" | awk '/^WRKCPU/ {print $2 + $3}')
+reqs=$(echo "$line" | sed 's/.* reqs=\([0-9]*\).*/\1/')
+per=$(awk -v c="$cpu" -v n="$reqs" 'BEGIN { if (n > 0) printf "%.3f", c * 1e6 / n; else print 0 }')
 # Tags go right after workload= as dsbench puts them.
-echo "$line" | sed "s/^RESULT workload=wrk-append/RESULT workload=wrk-append ${BENCH_TAGS:-} conns=$CONNS threads=$THREADS/; s/  */ /g"
+echo "$line client_cpu_us_per_req=$per" |
+  sed "s/^RESULT workload=wrk-append/RESULT workload=wrk-append ${BENCH_TAGS:-} conns=$CONNS threads=$THREADS/; s/  */ /g"
