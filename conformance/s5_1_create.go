@@ -156,6 +156,32 @@ var _ = Section("5.1", "5.1 Create", func() {
 			WithTimeout(7 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal(404))
 	})
 
+	ConformanceIt(MUST, Reqs{"B-5.1-08", "B-5.1-04"}, "restarts a sliding TTL on reads and appends, not on HEAD", Label("slow"), func(s *S) {
+		st := s.Create("ttl-slide", CT(ctText), H(hTTL, "1"))
+		deadline := time.Now().Add(2200 * time.Millisecond)
+		for i := 0; time.Now().Before(deadline); i++ {
+			time.Sleep(300 * time.Millisecond)
+			if i%2 == 0 {
+				Expect(st.Read(offsetStart)).To(HaveStatus(200), "a GET every 300 ms keeps a 1 s TTL alive")
+			} else {
+				Expect(st.Append("x")).To(HaveStatus(204), "a POST every 300 ms keeps a 1 s TTL alive")
+			}
+		}
+		Eventually(s.Ctx, func() int { return st.Head().StatusCode }).
+			WithTimeout(6*time.Second).WithPolling(200*time.Millisecond).Should(Equal(404), "HEAD must not keep the stream alive")
+	})
+
+	ConformanceIt(MUST, Reqs{"B-5.1-05"}, "keeps a stream with a waiting long-poll reader alive past its TTL", Label("slow"), func(s *S) {
+		st := s.Create("ttl-live", CT(ctText), H(hTTL, "1"))
+		tail := st.MustAppend("x")
+		deadline := time.Now().Add(2 * time.Second)
+		for time.Now().Before(deadline) {
+			r := st.LongPoll(tail)
+			Expect(r).To(HaveStatus(204), "long-polls back to back restart the TTL, so the stream stays alive")
+		}
+		Expect(st.Head()).To(HaveStatus(200))
+	})
+
 	ConformanceIt(MUST, Reqs{"B-5.1-01"}, "ignores the body of a repeated PUT (acknowledged bytes never change)", Profile("dsd"), func(s *S) {
 		st := s.Create("reput-body", CT(ctText), Text("one"))
 		Expect(st.Put(CT(ctText), Text("two"))).To(HaveStatus(200))
