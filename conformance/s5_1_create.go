@@ -156,7 +156,7 @@ var _ = Section("5.1", "5.1 Create", func() {
 			WithTimeout(7 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal(404))
 	})
 
-	ConformanceIt(MUST, Reqs{"B-5.1-08", "B-5.1-04"}, "restarts a sliding TTL on reads and appends, not on HEAD", Label("slow"), func(s *S) {
+	ConformanceIt(MUST, Reqs{"B-5.1-08", "B-5.1-04", "B-5.5-03"}, "restarts a sliding TTL on reads and appends, not on HEAD", Label("slow"), func(s *S) {
 		st := s.Create("ttl-slide", CT(ctText), H(hTTL, "1"))
 		deadline := time.Now().Add(2200 * time.Millisecond)
 		for i := 0; time.Now().Before(deadline); i++ {

@@ -126,6 +126,30 @@ var _ = Section("5.6", "5.6 Catch-up read", func() {
 		Expect(last).To(HaveHeader(hNextOffset, st.Head().Get(hNextOffset)))
 	})
 
+	ConformanceIt(SHOULD, Reqs{"B-5.6-05", "B-5.6-06"}, "leaves up-to-date and Stream-Closed off chunk-limited partial reads", func(s *S) {
+		st := s.Create("partial", CT(ctOctets))
+		unit := bytes.Repeat([]byte{0xab}, 512<<10)
+		for i := 0; i < 6; i++ {
+			Expect(st.AppendBytes(unit)).To(HaveStatus(204))
+		}
+		tail := st.MustClose().Get(hNextOffset)
+		offset, total := offsetStart, 0
+		for i := 0; i < 100 && offset != tail; i++ {
+			r := st.Read(offset)
+			Expect(r).To(HaveStatus(200))
+			total += len(r.Data)
+			if next := r.Get(hNextOffset); next != tail {
+				Expect(r).To(HaveNoHeader(hUpToDate), "a partial read (%d bytes, up to %q of %q) is not up-to-date", len(r.Data), next, tail)
+				Expect(r).To(HaveNoHeader(hClosed), "a partial read (%d bytes) does not reach EOF", len(r.Data))
+			} else {
+				Expect(r).To(BeTrueHeader(hUpToDate))
+				Expect(r).To(BeTrueHeader(hClosed))
+			}
+			offset = r.Get(hNextOffset)
+		}
+		Expect(total).To(Equal(6 * len(unit)))
+	})
+
 	ConformanceIt(MUST, Reqs{"B-9-01"}, "round-trips every byte value 0x00-0xFF", func(s *S) {
 		st := s.Create("bytes", CT(ctOctets))
 		all := make([]byte, 256)
