@@ -20,6 +20,7 @@ type fanoutConfig struct {
 	Duration       time.Duration // how long the writer publishes
 	Drain          time.Duration // how long to wait after the last append for deliveries
 	ConnectTimeout time.Duration // how long subscribers may take to connect
+	MaxInFlight    int           // appends the writer may have outstanding at once
 }
 
 func runFanout(args []string) error {
@@ -31,6 +32,7 @@ func runFanout(args []string) error {
 	fs.IntVar(&c.Size, "size", 100, "bytes per append (\"SEQ SENT_NS xx..x\\n\", text/plain)")
 	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "how long the writer publishes")
 	fs.DurationVar(&c.Drain, "drain", 5*time.Second, "after the last append, wait at most this long for every subscriber to receive everything")
+	fs.IntVar(&c.MaxInFlight, "max-inflight", 8, "appends the writer may have outstanding (open-loop pacing; 1 = wait for each answer)")
 	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", 60*time.Second, "time allowed for all subscribers to receive their first control event")
 	fs.Usage = flagUsage(fs, "fanout", "One writer appends at --rate to one text/plain stream while --subscribers SSE clients\n"+
 		"follow it from offset=now. Reports publish-to-receive latency per (event, subscriber), and\n"+
@@ -43,8 +45,8 @@ func runFanout(args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.Subscribers < 1 || c.Rate <= 0 || c.Size < 1 {
-		return fmt.Errorf("--subscribers >= 1, --rate > 0 and --size >= 1 required")
+	if c.Subscribers < 1 || c.Rate <= 0 || c.Size < 1 || c.MaxInFlight < 1 {
+		return fmt.Errorf("--subscribers >= 1, --rate > 0, --size >= 1 and --max-inflight >= 1 required")
 	}
 	raiseNoFile(uint64(c.Subscribers + 1024))
 	t := newTarget(cm, 4)
@@ -61,6 +63,7 @@ func runFanout(args []string) error {
 	fmt.Printf("fanout: %s subscribers=%d rate=%.1f/s size=%dB duration=%v\n", streamURL, c.Subscribers, c.Rate, c.Size, c.Duration)
 
 	base := time.Now()
+	cpu0 := processCPU()
 	client := newSSEClient(c.Subscribers)
 	subs := make([]*subscriber, c.Subscribers)
 	trackers := make([]*fanoutTracker, c.Subscribers)
@@ -92,8 +95,8 @@ func runFanout(args []string) error {
 	connected := waitConnected(subs, c.ConnectTimeout)
 	fmt.Printf("subscribers: %d/%d connected in %v\n", connected, c.Subscribers, time.Since(connectStart).Round(time.Millisecond))
 
-	writer := newTarget(cm, 2)
-	acked, pubLat, pubStatuses := fanoutWriter(ctx, writer, streamURL, c, base)
+	writer := newTarget(cm, c.MaxInFlight)
+	acked, pubLat, pubStatuses, writerTime := fanoutWriter(ctx, writer, streamURL, c, base)
 	published := int64(len(acked))
 	ackedCount := int64(0)
 	for _, a := range acked {
@@ -129,8 +132,9 @@ func runFanout(args []string) error {
 		connStatuses.Add(subs[i].Statuses)
 	}
 	expected := ackedCount * int64(c.Subscribers)
-	fmt.Printf("published: %d appends (%.1f/s), %d acknowledged; statuses %s\n",
-		published, float64(published)/c.Duration.Seconds(), ackedCount, pubStatuses)
+	achieved := float64(published) / writerTime.Seconds()
+	fmt.Printf("published: %d appends in %v = %.1f/s (target %.1f/s, open-loop), %d acknowledged; statuses %s\n",
+		published, writerTime.Round(time.Millisecond), achieved, c.Rate, ackedCount, pubStatuses)
 	printLatency(stdout, "append latency", pubLat)
 	fmt.Printf("deliveries: %d of %d expected; lost %d (%d subscribers), duplicated %d (%d subscribers), reordered %d, malformed %d, reconnects %d\n",
 		int64(lat.Count()), expected, lost, subsWithLoss, dups, subsWithDups, reordered, malformed, reconnects)
@@ -141,6 +145,7 @@ func runFanout(args []string) error {
 	r.Set("subscribers", c.Subscribers)
 	r.Set("connected", connected)
 	r.Set("rate", c.Rate)
+	r.Set("achieved_rate", achieved)
 	r.Set("size", c.Size)
 	r.Set("dur_s", c.Duration.Seconds())
 	r.Set("published", published)
@@ -156,6 +161,7 @@ func runFanout(args []string) error {
 	r.Set("reconnects", reconnects)
 	r.SetLatency("", &lat)
 	r.Set("append_p99_ms", pubLat.Quantile(0.99))
+	r.Set("client_cpu_us_per_delivery", cpuPerOp(processCPU()-cpu0, int64(lat.Count())))
 	r.SetStatuses("", pubStatuses)
 	r.SetStatuses("subscribe_", connStatuses)
 	fmt.Println(r)
@@ -198,42 +204,64 @@ func allReceived(uniques []atomic.Int64, n int64) bool {
 	return true
 }
 
-// fanoutWriter appends one message every 1/Rate seconds for Duration (falling behind rather
-// than bursting when an append is slow). Message i carries sequence number i; acked[i] tells
-// whether its append was acknowledged (2xx). A failed append may still have landed, so
-// subscribers are held to the acknowledged ones only.
-func fanoutWriter(ctx context.Context, t *Target, u string, c fanoutConfig, base time.Time) (acked []bool, lat *Histogram, statuses Statuses) {
+// fanoutWriter starts one append every 1/Rate seconds for Duration, open-loop: an append does
+// not wait for the previous one's answer, up to c.MaxInFlight at once (beyond that the writer
+// waits, and the achieved rate, reported, drops). Message i carries sequence number i and its
+// send time; concurrent appends may land out of order (subscribers count that as reordered,
+// not as an error). acked[i] tells whether append i was acknowledged (2xx): a failed append
+// may still have landed, so subscribers are held to the acknowledged ones only. elapsed is the
+// writer's wall time until the last answer.
+func fanoutWriter(ctx context.Context, t *Target, u string, c fanoutConfig, base time.Time) (acked []bool, lat *Histogram, statuses Statuses, elapsed time.Duration) {
 	interval := time.Duration(float64(time.Second) / c.Rate)
 	statuses = Statuses{}
 	lat = &Histogram{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, c.MaxInFlight)
 	start := time.Now()
 	for i := 0; ; i++ {
 		next := start.Add(time.Duration(i) * interval)
-		if next.Sub(start) >= c.Duration || ctx.Err() != nil {
+		if next.Sub(start) >= c.Duration || time.Since(start) >= c.Duration || ctx.Err() != nil {
 			break
 		}
 		if d := time.Until(next); d > 0 {
 			time.Sleep(d)
 		}
+		slots <- struct{}{}
+		mu.Lock()
+		acked = append(acked, false)
+		mu.Unlock()
 		t0 := time.Now()
 		body := fanoutPayload(int64(i), t0.Sub(base), c.Size)
-		acked = append(acked, false)
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
-		if err != nil {
-			statuses.Inc(0, err)
-			continue
-		}
-		req.Header.Set("Content-Type", "text/plain")
-		resp, err := t.Client.Do(req)
-		if err != nil {
-			statuses.Inc(0, err)
-			continue
-		}
-		_, err = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		lat.Record(time.Since(t0))
-		statuses.Inc(resp.StatusCode, err)
-		acked[i] = err == nil && resp.StatusCode/100 == 2
+		wg.Go(func() {
+			defer func() { <-slots }()
+			status, err := postOnce(ctx, t, u, "text/plain", body)
+			d := time.Since(t0)
+			mu.Lock()
+			defer mu.Unlock()
+			statuses.Inc(status, err)
+			if err == nil {
+				lat.Record(d)
+			}
+			acked[i] = err == nil && status/100 == 2
+		})
 	}
-	return acked, lat, statuses
+	wg.Wait()
+	return acked, lat, statuses, time.Since(start)
+}
+
+// postOnce POSTs body and reads the answer; status is 0 on a transport error.
+func postOnce(ctx context.Context, t *Target, u, ctype string, body []byte) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", ctype)
+	resp, err := t.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, err
 }

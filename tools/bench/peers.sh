@@ -23,6 +23,7 @@ read -r -a cases <<<"${BENCH_CASES:-append-100 append-1 wrk-append-100 fanout-10
 ROUNDS="${ROUNDS:-3}"; IDLE_SUBS="${IDLE_SUBS:-10000}"
 rm -rf "$BENCH_OUT"; mkdir -p "$BENCH_OUT"
 start=$(date +%s)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # run KIND ROUND CASE: one case on a fresh server; a failure is logged and the run goes on.
 run() {
@@ -41,7 +42,7 @@ if [ "$IDLE_SUBS" -gt 0 ]; then
 fi
 [ -z "${STARTUP_KINDS-dsd}" ] || "$HERE/startup.sh"
 
-settings="BENCH_SERVERS=\"${kinds[*]}\" ROUNDS=$ROUNDS BENCH_DUR=${BENCH_DUR:-10s} FANOUT_SUBS=${FANOUT_SUBS:-1000} FANOUT_RATE=${FANOUT_RATE:-50} REPLAY_CLIENTS=${REPLAY_CLIENTS:-500} IDLE_SUBS=$IDLE_SUBS STARTUP_KINDS=\"${STARTUP_KINDS-dsd}\" STARTUP_TOTAL=${STARTUP_TOTAL:-1GiB}; wall $(( $(date +%s) - start )) s"
+settings="BENCH_SERVERS=\"${kinds[*]}\" ROUNDS=$ROUNDS BENCH_DUR=${BENCH_DUR:-10s} FANOUT_SUBS=${FANOUT_SUBS:-1000} FANOUT_RATE=${FANOUT_RATE:-50} REPLAY_CLIENTS=${REPLAY_CLIENTS:-500} IDLE_SUBS=$IDLE_SUBS STARTUP_KINDS=\"${STARTUP_KINDS-dsd}\" STARTUP_TOTAL=${STARTUP_TOTAL:-1GiB}; wall $(( $(date +%s) - start )) s; load average (1/5/15 min) at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
 "$ROOT/bin/dsbench" report --out "${BENCHMARKS:-$ROOT/BENCHMARKS.md}" --commands "$BENCH_OUT/commands.txt" \
   --settings "$settings" "$BENCH_OUT/results.txt" >/dev/null
 grep -c '^RESULT' "$BENCH_OUT/results.txt" | xargs echo "bench-peers: RESULT lines:" >&2
