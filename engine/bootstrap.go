@@ -63,13 +63,13 @@ func (b *Bootstrap) Next(maxBytes int) (ReadResult, error) {
 	if b.next >= b.v.Tail {
 		return res, nil
 	}
-	msgs, err := b.e.messages(b.s, b.v, b.next, limits{bytes: maxBytes})
+	sp, err := b.e.messages(b.s, b.v, b.next, limits{bytes: maxBytes})
 	if err != nil {
 		return ReadResult{}, err
 	}
-	res.Data, res.Ends = assemble(msgs, true)
+	res.Data, res.Ends = sp.data, sp.ends
 	b.next += uint64(len(res.Data))
-	b.rec += uint64(len(msgs))
+	b.rec += uint64(len(sp.ends))
 	res.Next, res.RecordNext = model.Offset(b.next), b.rec
 	return res, nil
 }

@@ -148,8 +148,7 @@ func checkForkAnchor(tx *bolt.Tx, sv *streamMeta, anchor uint64) error {
 	case anchor == sv.Tail:
 		return nil
 	}
-	_, err := readSegments(tx, sv.segments(), anchor, sv.Tail, one)
-	return err
+	return scanSegments(tx, sv.segments(), anchor, sv.Tail, one, nil)
 }
 
 // forkPrefix materializes the sub-offset prefix (B-4.2-14, A-22): the first n bytes (or,
@@ -192,11 +191,13 @@ func forkPrefix(tx *bolt.Tx, sv *streamMeta, anchor, n uint64) ([]cachedMsg, err
 func unitAt(tx *bolt.Tx, sv *streamMeta, off uint64) ([]cachedMsg, error) {
 	var out []cachedMsg
 	for off < sv.Tail {
-		msgs, err := readSegments(tx, sv.segments(), off, sv.Tail, one)
+		var m cachedMsg
+		err := scanSegments(tx, sv.segments(), off, sv.Tail, one, func(o uint64, val []byte) {
+			m = cachedMsg{off: o, buf: bytes.Clone(val)}
+		})
 		if err != nil {
 			return nil, err
 		}
-		m := msgs[0]
 		out = append(out, m)
 		if m.flags()&flagUnitEnd != 0 {
 			break

@@ -121,13 +121,16 @@ func (e *Engine) readView(s *stream, v *streamMeta, req ReadRequest) (ReadResult
 	res := ReadResult{Info: v.info(), Start: model.Offset(start), Next: model.Offset(start),
 		RecordStart: rec, RecordNext: rec}
 	if start < v.Tail {
-		msgs, err := e.messages(s, v, start, lim)
+		sp, err := e.messages(s, v, start, lim)
 		if err != nil {
 			return ReadResult{}, err
 		}
-		res.Data, res.Ends = assemble(msgs, req.Bounds)
-		res.Next = model.Offset(start + uint64(len(res.Data)))
-		res.RecordNext = rec + uint64(len(msgs))
+		res.Data = sp.data
+		if req.Bounds {
+			res.Ends = sp.ends
+		}
+		res.Next = model.Offset(start + uint64(len(sp.data)))
+		res.RecordNext = rec + uint64(len(sp.ends))
 	}
 	res.UpToDate = uint64(res.Next) == v.Tail
 	res.EOF = res.UpToDate && v.Closed
@@ -155,62 +158,71 @@ func (l limits) allows(taken, size, n int) bool {
 	return size+n <= l.bytes && (l.msgs == 0 || taken < l.msgs)
 }
 
+// span is whole messages copied out contiguously: their canonical bytes and the end of
+// each message in data.
+type span struct {
+	data []byte
+	ends []int
+}
+
+func (sp *span) add(msg []byte) {
+	sp.data = append(sp.data, msg...)
+	sp.ends = append(sp.ends, len(sp.data))
+}
+
 // messages returns whole messages from start (a message boundary, else
-// ErrOffsetNotBoundary) within the limits and the view.
-func (e *Engine) messages(s *stream, v *streamMeta, start uint64, lim limits) ([]cachedMsg, error) {
+// ErrOffsetNotBoundary) within the limits and the view, from the tail cache when it
+// covers start, else from storage.
+func (e *Engine) messages(s *stream, v *streamMeta, start uint64, lim limits) (span, error) {
+	sp := span{data: make([]byte, 0, lim.sizeHint(v.Tail-start))}
 	s.mu.Lock()
 	cached, ok, found := s.cache.slice(start, v.Tail)
-	var msgs []cachedMsg
 	if ok && found {
-		msgs = takeUpTo(cached, lim)
+		for n := 0; n < len(cached) && lim.allows(n, len(sp.data), int(cached[n].size())); n++ {
+			sp.add(cached[n].data())
+		}
 	}
 	s.mu.Unlock()
 	switch {
 	case ok && !found:
-		return nil, model.ErrOffsetNotBoundary
+		return span{}, model.ErrOffsetNotBoundary
 	case ok:
-		return msgs, nil
+		return sp, nil
 	}
 	err := e.db.View(func(tx *bolt.Tx) error {
-		var err error
-		msgs, err = readSegments(tx, v.segments(), start, v.Tail, lim)
-		return err
+		return scanSegments(tx, v.segments(), start, v.Tail, lim, func(_ uint64, val []byte) { sp.add(val[1:]) })
 	})
-	return msgs, err
+	return sp, err
 }
 
-// takeUpTo copies whole messages from msgs within the limits.
-func takeUpTo(msgs []cachedMsg, lim limits) []cachedMsg {
-	n, size := 0, 0
-	for n < len(msgs) && lim.allows(n, size, int(msgs[n].size())) {
-		size += int(msgs[n].size())
-		n++
+// sizeHint is the buffer to start a read with, given avail bytes before the tail.
+func (l limits) sizeHint(avail uint64) uint64 {
+	n := min(uint64(l.bytes), avail, 256<<10)
+	if l.msgs > 0 {
+		n = min(n, uint64(l.msgs)*256)
 	}
-	return append([]cachedMsg(nil), msgs[:n]...)
+	return n
 }
 
 // one is the limit of a single message.
 var one = limits{bytes: 0, msgs: 1}
 
-// readSegments reads whole messages in [start, tail) across segments within the limits.
-// Values are copied out of the transaction.
-func readSegments(tx *bolt.Tx, segs []segment, start, tail uint64, lim limits) ([]cachedMsg, error) {
+// scanSegments visits the stored values (flags byte, then bytes) of whole messages in
+// [start, tail) across segments within the limits. start must be a message boundary
+// (else ErrOffsetNotBoundary). Values are valid only inside the transaction.
+func scanSegments(tx *bolt.Tx, segs []segment, start, tail uint64, lim limits, visit func(off uint64, val []byte)) error {
 	c := tx.Bucket(bktData).Cursor()
-	var out []cachedMsg
-	size := 0
+	taken, size := 0, 0
 	first := true
 	for _, sg := range segs {
 		if sg.To <= start {
 			continue
 		}
-		from := start
-		if sg.From > from {
-			from = sg.From
-		}
+		from := max(start, sg.From)
 		want := posKey(sg.SID, from)
 		k, val := c.Seek(want)
 		if first && (k == nil || !bytes.Equal(k, want)) {
-			return nil, model.ErrOffsetNotBoundary
+			return model.ErrOffsetNotBoundary
 		}
 		first = false
 		for ; k != nil; k, val = c.Next() {
@@ -218,32 +230,15 @@ func readSegments(tx *bolt.Tx, segs []segment, start, tail uint64, lim limits) (
 			if sid != sg.SID || off >= sg.To || off >= tail {
 				break
 			}
-			if !lim.allows(len(out), size, len(val)-1) {
-				return out, nil
+			if !lim.allows(taken, size, len(val)-1) {
+				return nil
 			}
-			out = append(out, cachedMsg{off: off, buf: bytes.Clone(val)})
+			if visit != nil {
+				visit(off, val)
+			}
+			taken++
 			size += len(val) - 1
 		}
 	}
-	return out, nil
-}
-
-// assemble concatenates message bytes; with bounds it also returns each message's end.
-func assemble(msgs []cachedMsg, bounds bool) ([]byte, []int) {
-	n := 0
-	for _, m := range msgs {
-		n += int(m.size())
-	}
-	data := make([]byte, 0, n)
-	var ends []int
-	if bounds {
-		ends = make([]int, 0, len(msgs))
-	}
-	for _, m := range msgs {
-		data = append(data, m.data()...)
-		if bounds {
-			ends = append(ends, len(data))
-		}
-	}
-	return data, ends
+	return nil
 }

@@ -124,7 +124,7 @@ func (e *Engine) snapshotBoundary(v *streamMeta, at Position) (off, rec uint64, 
 	}
 	err = e.db.View(func(tx *bolt.Tx) error {
 		if off < v.Tail {
-			if _, err := readSegments(tx, v.segments(), off, v.Tail, one); err != nil {
+			if err := scanSegments(tx, v.segments(), off, v.Tail, one, nil); err != nil {
 				return err
 			}
 		}
