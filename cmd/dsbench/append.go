@@ -47,7 +47,7 @@ func runAppend(args []string) error {
 	t := newTarget(cm, c.Conns)
 	ctx := context.Background()
 	if err := t.Prepare(ctx); err != nil {
-		return err
+		return unsupportedOr("append", cm.Tags, err)
 	}
 	ctype := "text/plain"
 	if c.JSON {

@@ -49,7 +49,7 @@ func runBatch(args []string) error {
 	t := newTarget(cm, c.Conns)
 	ctx := context.Background()
 	if err := t.Prepare(ctx); err != nil {
-		return err
+		return unsupportedOr("batch", cm.Tags, err)
 	}
 	const ctype = "text/plain"
 	if err := t.CreateStreams(ctx, c.Streams, min(c.Conns, 32), ctype); err != nil {

@@ -53,7 +53,7 @@ func runFanout(args []string) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := t.Prepare(ctx); err != nil {
-		return err
+		return unsupportedOr("fanout", cm.Tags, err)
 	}
 	name := t.StreamName(0)
 	if _, err := t.CreateStream(ctx, name, "text/plain"); err != nil {

@@ -34,7 +34,7 @@ func runFill(args []string) error {
 	t := newTarget(cm, *conns)
 	ctx := context.Background()
 	if err := t.Prepare(ctx); err != nil {
-		return err
+		return unsupportedOr("fill", cm.Tags, err)
 	}
 	const ctype = "application/octet-stream"
 	per, extra := int64(total)/int64(*streams), int64(total)%int64(*streams)

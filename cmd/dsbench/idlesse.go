@@ -41,7 +41,7 @@ func runIdleSSE(args []string) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := t.Prepare(ctx); err != nil {
-		return err
+		return unsupportedOr("idle-sse", cm.Tags, err)
 	}
 	if err := t.CreateStreams(ctx, *streams, 8, "text/plain"); err != nil {
 		return err

@@ -62,7 +62,7 @@ func runReplay(args []string) error {
 	t := newTarget(cm, max(c.Clients, c.SetupConns))
 	ctx := context.Background()
 	if err := t.Prepare(ctx); err != nil {
-		return err
+		return unsupportedOr("replay", cm.Tags, err)
 	}
 	snapshots := false
 	if c.Setup {

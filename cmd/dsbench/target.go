@@ -186,6 +186,15 @@ func trimBody(b []byte) string {
 // unsupportedStatus reports whether a status on an extension endpoint means "not offered".
 func unsupportedStatus(st int) bool { return st == 404 || st == 405 || st == 501 }
 
+// unsupportedOr reports err as "unsupported" (exit 0) when it wraps errUnsupported, and
+// returns it otherwise.
+func unsupportedOr(workload string, tags []KV, err error) error {
+	if errors.Is(err, errUnsupported) {
+		return reportUnsupported(workload, tags, err)
+	}
+	return err
+}
+
 // reportUnsupported prints the outcome of a workload the server cannot run.
 func reportUnsupported(workload string, tags []KV, why error) error {
 	fmt.Printf("unsupported: %s: %v\n", workload, why)
