@@ -13,6 +13,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -57,7 +59,9 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
-	if err := w.run(os.Args[2:]); err != nil {
+	if err := w.run(os.Args[2:]); errors.Is(err, flag.ErrHelp) {
+		return
+	} else if err != nil {
 		fmt.Fprintf(os.Stderr, "dsbench %s: %v\n", os.Args[1], err)
 		os.Exit(1)
 	}
