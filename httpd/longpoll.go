@@ -62,6 +62,8 @@ func (h *Handler) longPollEmpty(w http.ResponseWriter, q readQuery, res engine.R
 		setRecordBounds(hd, res.Info)
 		hd.Set(hRecordStart, strconv.FormatUint(res.RecordStart, 10))
 		hd.Set(hRecordNext, strconv.FormatUint(res.RecordNext, 10))
+	} else if res.Info.JSON() {
+		hd.Set(hExtensions, extRecords)
 	}
 	if closed {
 		hd.Set(hStreamClosed, "true")

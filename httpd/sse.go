@@ -38,7 +38,7 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	case enc == encEnvelope:
 		hd.Set(hDataContentType, "application/vnd.durable-stream-record+json")
 	}
-	if q.rec != nil {
+	if info.JSON() {
 		hd.Set(hExtensions, extRecords)
 	}
 	w.WriteHeader(http.StatusOK)
