@@ -155,7 +155,7 @@ func (e *Engine) createLocked(key model.StreamKey, b *bucketState, req *CreateRe
 	if m.isJSON() {
 		m.RecordNext = uint64(len(entries))
 	}
-	o, err := e.queueCreate(m, b, entries)
+	o, err := e.queueCreate(m, b, entries, nil)
 	if err != nil {
 		return CreateResult{}, nil, err
 	}
@@ -180,9 +180,10 @@ func (e *Engine) newMeta(key model.StreamKey, req *CreateRequest, now time.Time)
 }
 
 // queueCreate binds m's path to a new stream holding entries and queues the op. The
-// stream is visible to writers at once and to readers once committed. also are further
-// meta changes committed and published with it. e.mu is held.
-func (e *Engine) queueCreate(m *streamMeta, b *bucketState, entries []cachedMsg, also ...metaChange) (*op, error) {
+// stream is visible to writers at once and to readers once committed. snapBody is the
+// body of m.Snapshot, when set. also are further meta changes committed and published
+// with it. e.mu is held.
+func (e *Engine) queueCreate(m *streamMeta, b *bucketState, entries []cachedMsg, snapBody []byte, also ...metaChange) (*op, error) {
 	s := newStream(m, false, e.opts.TailCacheBytes)
 	s.cache.reset(0)
 	if m.Fork != nil {
@@ -203,6 +204,11 @@ func (e *Engine) queueCreate(m *streamMeta, b *bucketState, entries []cachedMsg,
 			}
 			if err := addBucketStreams(tx, bucket, 1); err != nil {
 				return err
+			}
+			if m.Snapshot != nil {
+				if err := tx.Bucket(bktSnaps).Put(sidKey(sid), snapBody); err != nil {
+					return err
+				}
 			}
 			return putMessages(tx, sid, entries, isJSON, firstRec)
 		},

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -63,9 +64,15 @@ func (e *Engine) createForkLocked(key model.StreamKey, b *bucketState, req *Crea
 	}
 	var inheritedRecs uint64
 	var prefix []cachedMsg
+	var snapBody []byte
 	err = e.db.View(func(tx *bolt.Tx) error {
 		if err := checkForkAnchor(tx, sv, anchor); err != nil {
 			return err
+		}
+		if snap := sv.Snapshot; snap != nil && snap.Offset <= anchor {
+			snapBody = bytes.Clone(tx.Bucket(bktSnaps).Get(sidKey(sv.ID)))
+		} else if sv.RetainedFrom > 0 {
+			return fmt.Errorf("%w: no snapshot covers the retained start before the fork point", model.ErrOffsetGone)
 		}
 		var err error
 		if prefix, err = forkPrefix(tx, sv, anchor, req.Fork.SubOffset); err != nil {
@@ -86,6 +93,10 @@ func (e *Engine) createForkLocked(key model.StreamKey, b *bucketState, req *Crea
 		}
 	}
 	m := e.forkMeta(key, req, sv, anchor, inheritedRecs, now)
+	if snapBody != nil {
+		c := *sv.Snapshot
+		m.Snapshot = &c
+	}
 	entries := prefix
 	if len(req.Body) > 0 && (!sv.isJSON() || len(bodyMsgs) > 0) {
 		entries = append(entries, unitMessages(anchor+unitBytes(prefix), req.Body, bodyMsgs, sv.isJSON())...)
@@ -97,7 +108,7 @@ func (e *Engine) createForkLocked(key model.StreamKey, b *bucketState, req *Crea
 	}
 	nsrc := src.edit()
 	nsrc.Refs++
-	o, err := e.queueCreate(m, b, entries, metaChange{s: src, after: nsrc})
+	o, err := e.queueCreate(m, b, entries, snapBody, metaChange{s: src, after: nsrc})
 	if err != nil {
 		return CreateResult{}, nil, err
 	}

@@ -107,3 +107,40 @@ func TestStorageFailureIsSticky(t *testing.T) {
 		t.Fatalf("reads %q", got)
 	}
 }
+
+// A fork of a stream whose retention advanced inherits the source's snapshot when it lies
+// at or before the fork point, so the fork's /bootstrap covers its retained start; with
+// no such snapshot the fork is refused (410). Spec: extension §3.4, B-4.2 (our choice).
+func TestForkOfRetainedStream(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("src", "text/plain", "aa")
+	te.mustAppend("src", "text/plain", "bb")
+	te.mustAppend("src", "text/plain", "cc")
+	if _, err := publish(te, "src", 2, "", "S2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.SetRetention(key("src"), Position{Offset: 2}); err != nil {
+		t.Fatal(err)
+	}
+	at := off(4)
+	f, err := te.Create(key("f"), forkReq("src", &at, 0))
+	if err != nil || f.Info.Snapshot == nil || f.Info.RetainedFrom != 2 {
+		t.Fatalf("fork: %+v %v", f, err)
+	}
+	b, err := te.OpenBootstrap(key("f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := b.Next(1 << 20)
+	b.Close()
+	if string(b.Body) != "S2" || string(res.Data) != "bb" {
+		t.Fatalf("fork bootstrap: %q then %q", b.Body, res.Data)
+	}
+	if _, err := publish(te, "src", 4, "", "S4"); err != nil {
+		t.Fatal(err)
+	}
+	early := off(2)
+	if _, err := te.Create(key("g"), forkReq("src", &early, 0)); !errors.Is(err, model.ErrOffsetGone) {
+		t.Fatalf("fork before the visible snapshot of a retained stream: %v", err)
+	}
+}
