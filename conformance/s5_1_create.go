@@ -140,12 +140,14 @@ var _ = Section("5.1", "5.1 Create", func() {
 		Expect(loc.EscapedPath()).To(Equal(st.Path))
 	})
 
-	ConformanceIt(MUST, Reqs{"B-5.1-08"}, "expires a stream after its TTL: HEAD, GET and POST answer 404", Label("slow"), func(s *S) {
+	ConformanceIt(MUST, Reqs{"B-5.1-08", "B-4-03"}, "expires a stream after its TTL: HEAD, GET and POST answer 404, PUT creates it anew", Label("slow"), func(s *S) {
 		st := s.Create("ttl-expiry", CT(ctText), H(hTTL, "1"))
 		Eventually(s.Ctx, func() int { return st.Head().StatusCode }).
 			WithTimeout(6 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal(404))
 		Expect(st.Read(offsetStart)).To(HaveStatus(404))
 		Expect(st.Append("late")).To(HaveStatus(404))
+		Expect(st.Put(CT(ctText))).To(HaveStatus(201), "an expired stream's URL can be created again")
+		Expect(st.Read(offsetStart)).To(HaveBody(""))
 	})
 
 	ConformanceIt(MUST, Reqs{"B-5.1-08"}, "expires a stream at its Stream-Expires-At", Label("slow"), func(s *S) {

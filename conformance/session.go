@@ -146,12 +146,6 @@ func (s *S) open(ctx context.Context, method, rawURL string, opts ...Opt) (*http
 	return s.c.open(req, spec)
 }
 
-// RootURL is BaseURL + path (path starts with "/").
-func (s *S) RootURL(path string) string { return s.rt.cfg.BaseURL + path }
-
-// Bucketed reports whether the run uses the bucketed surface.
-func (s *S) Bucketed() bool { return s.rt.cfg.Surface == SurfaceBucketed }
-
 // registerBucket schedules DELETE of a bucket URL after the spec's streams are deleted.
 func (s *S) registerBucket(u string) {
 	s.mu.Lock()

@@ -162,19 +162,6 @@ func UntilUpToDateControl(evs []Event) bool {
 	return err == nil && c.UpToDate
 }
 
-// UntilControlCount is a Collect predicate: n control events have arrived.
-func UntilControlCount(n int) func([]Event) bool {
-	return func(evs []Event) bool {
-		k := 0
-		for _, e := range evs {
-			if e.Type == "control" {
-				k++
-			}
-		}
-		return k >= n
-	}
-}
-
 // Controls decodes every control event of evs, failing the spec on a malformed one.
 func Controls(evs []Event) []Control {
 	ginkgo.GinkgoHelper()

@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"encoding/json"
-	"net/url"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -183,9 +182,6 @@ func MustJSONArray(b []byte) []json.RawMessage {
 	Expect(msgs).NotTo(BeNil(), "body %q is not a JSON array", excerpt(b, 200))
 	return msgs
 }
-
-// EscapedOffset is offset as a URL path segment or query value.
-func EscapedOffset(offset string) string { return url.QueryEscape(offset) }
 
 // sseBudget is how long a spec waits for SSE events that must come without waiting for
 // new data (catch-up, the control after it, EOF, an append's data): the long-poll
