@@ -1,0 +1,198 @@
+// Command dslincheck checks a Durable Streams server for linearizability and for the
+// guarantees of its live reads, with the porcupine model of package linearizability.
+//
+// Record a live run against any server and check it:
+//
+//	dslincheck --base-url http://127.0.0.1:4437 [--surface flat|bucketed] [--bucket lincheck]
+//	    [--clients 8] [--ops 2000] [--streams 4] [--report-dir DIR]
+//
+// Re-check saved histories (history.jsonl from a report directory, or fixtures):
+//
+//	dslincheck [--expect-violation] [--report-dir DIR] HISTORY.jsonl...
+//
+// --stale-proxy puts a deliberately stale caching proxy between the checker and the
+// server: a self-test, which must report a violation (use with --expect-violation).
+//
+// The exit status is 0 when every check passed (with --expect-violation: when every run
+// or history was reported as violating), 1 otherwise, 2 for usage errors.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dsd-project/dsd/linearizability"
+)
+
+type options struct {
+	baseURL, surface, bucket, reportDir string
+	clients, ops, streams, followers    int
+	seed                                uint64
+	timeout, checkTimeout, liveTimeout  time.Duration
+	staleProxy                          bool
+	staleTTL                            time.Duration
+	expectViolation, exclusive          bool
+	files                               []string
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("dslincheck", flag.ContinueOnError)
+	fs.StringVar(&o.baseURL, "base-url", "", "record and check a live run against this server (no trailing slash needed)")
+	fs.StringVar(&o.surface, "surface", "flat", "URL layout: flat ({base}/v1/stream/{name}) or bucketed ({base}/{bucket}/{name})")
+	fs.StringVar(&o.bucket, "bucket", "lincheck", "bucket of the bucketed surface (created if missing)")
+	fs.StringVar(&o.reportDir, "report-dir", "", "write history.jsonl, history.html and summary.txt here (per input file: a subdirectory)")
+	fs.IntVar(&o.clients, "clients", 8, "concurrent clients")
+	fs.IntVar(&o.ops, "ops", 2000, "operations of the main phase")
+	fs.IntVar(&o.streams, "streams", 4, "streams (one porcupine partition each)")
+	fs.IntVar(&o.followers, "followers", 1, "live readers per stream and live mode (long-poll, SSE)")
+	fs.Uint64Var(&o.seed, "seed", 0, "workload seed (0: random; printed)")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request timeout; a write that runs out has an unknown outcome")
+	fs.DurationVar(&o.checkTimeout, "check-timeout", time.Minute, "bound on the linearizability search; running out is a failure")
+	fs.DurationVar(&o.liveTimeout, "live-timeout", 30*time.Second, "how long live readers may take to reach EOF once every stream is closed")
+	fs.BoolVar(&o.staleProxy, "stale-proxy", false, "self-test: check through a proxy that serves stale catch-up reads (a violation is expected)")
+	fs.DurationVar(&o.staleTTL, "stale-ttl", time.Second, "how long --stale-proxy serves a cached read")
+	fs.BoolVar(&o.expectViolation, "expect-violation", false, "succeed only if every run or history is reported as violating")
+	fs.BoolVar(&o.exclusive, "exclusive-conflicts", false, "run closes and Stream-Seq appends alone on their stream (workaround for dsd known issue KI-2; weakens the check)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage:\n  dslincheck --base-url URL [flags]\n  dslincheck [flags] HISTORY.jsonl...\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.files = fs.Args()
+	switch {
+	case o.baseURL == "" && len(o.files) == 0:
+		fs.Usage()
+		return o, errors.New("give --base-url or history files")
+	case o.baseURL != "" && len(o.files) > 0:
+		return o, errors.New("give --base-url or history files, not both")
+	case o.surface != string(linearizability.SurfaceFlat) && o.surface != string(linearizability.SurfaceBucketed):
+		return o, fmt.Errorf("--surface must be flat or bucketed, not %q", o.surface)
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dslincheck:", err)
+		os.Exit(2)
+	}
+	ok, err := run(o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dslincheck:", err)
+		os.Exit(1)
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+// run performs the checks; ok is the verdict after --expect-violation.
+func run(o options) (bool, error) {
+	if o.baseURL != "" {
+		violated, err := live(o)
+		if err != nil {
+			return false, err
+		}
+		return violated == o.expectViolation, nil
+	}
+	ok := true
+	for _, f := range o.files {
+		violated, err := recheck(o, f)
+		if err != nil {
+			return false, err
+		}
+		if violated != o.expectViolation {
+			ok = false
+		}
+	}
+	return ok, nil
+}
+
+// live records a run against o.baseURL and checks it; violated reports the verdict.
+func live(o options) (violated bool, err error) {
+	base := strings.TrimSuffix(o.baseURL, "/")
+	if o.staleProxy {
+		up, err := url.Parse(base)
+		if err != nil {
+			return false, err
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return false, err
+		}
+		srv := &http.Server{Handler: &linearizability.StaleProxy{Upstream: up, TTL: o.staleTTL}}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		base = "http://" + ln.Addr().String()
+		fmt.Printf("dslincheck: checking through a stale caching proxy at %s (TTL %s)\n", base, o.staleTTL)
+	}
+	client := linearizability.NewHTTPClient(base, linearizability.Surface(o.surface), o.bucket)
+	client.Timeout = o.timeout
+	cfg := linearizability.Config{Clients: o.clients, Ops: o.ops, Streams: o.streams, Followers: o.followers,
+		Seed: o.seed, LiveTimeout: o.liveTimeout, ExclusiveConflicts: o.exclusive}
+	start := time.Now()
+	runRec, err := linearizability.Record(context.Background(), client, cfg)
+	if err != nil {
+		return false, fmt.Errorf("recording against %s: %w", o.baseURL, err)
+	}
+	res := linearizability.CheckRun(runRec, linearizability.CheckOptions{Timeout: o.checkTimeout})
+	fmt.Printf("dslincheck: %s (%s surface, %d clients, seed %d, prefix %s, %d live transcripts, recorded in %s)\n",
+		o.baseURL, o.surface, cfg.Clients, runRec.Config.Seed, runRec.Config.Prefix, len(runRec.History.Live),
+		time.Since(start).Round(time.Millisecond))
+	return report(o, o.reportDir, runRec.History, res)
+}
+
+// recheck checks a saved history.
+func recheck(o options, path string) (violated bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	h, err := linearizability.ReadJSONL(f)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	res := linearizability.Check(h, linearizability.CheckOptions{Timeout: o.checkTimeout})
+	fmt.Printf("dslincheck: %s\n", path)
+	dir := ""
+	if o.reportDir != "" {
+		dir = filepath.Join(o.reportDir, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	}
+	return report(o, dir, h, res)
+}
+
+// report prints the verdict and writes the report; violated is !res.OK().
+func report(o options, dir string, h linearizability.History, res linearizability.Result) (bool, error) {
+	fmt.Printf("  %s\n", res.Summary())
+	for i, err := range res.Errors {
+		if i == 20 {
+			fmt.Printf("  ... %d more (see the report)\n", len(res.Errors)-i)
+			break
+		}
+		fmt.Printf("  - %v\n", err)
+	}
+	if dir != "" {
+		if err := linearizability.WriteReport(dir, h, res); err != nil {
+			return !res.OK(), err
+		}
+		fmt.Printf("  report: %s\n", dir)
+	}
+	return !res.OK(), nil
+}

@@ -1,0 +1,235 @@
+package linearizability
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// Errors of the checking stages (each failure is wrapped with one of them).
+var (
+	errNotLinearizable = errors.New("not linearizable: no order of the operations explains every response (porcupine: Illegal)")
+	errCheckTimeout    = errors.New("linearizability check timed out (porcupine: Unknown); an Unknown result counts as a failure")
+	errFinalMismatch   = errors.New("the final content read at the end does not match the linearized history")
+)
+
+// Result is the outcome of checking a history.
+type Result struct {
+	// Linearizable is porcupine's verdict ("" when the assumptions failed first).
+	Linearizable porcupine.CheckResult
+	// Errors lists every violation found, prefixed by the stage that found it. Empty
+	// means the history passed every check.
+	Errors []error
+	// Ops, Streams and Unknown count the operations, partitions and unknown outcomes.
+	Ops, Streams, Unknown int
+	// Duration is how long the check took.
+	Duration time.Duration
+
+	info porcupine.LinearizationInfo
+}
+
+// OK reports whether the history passed every check.
+func (r Result) OK() bool { return len(r.Errors) == 0 }
+
+// Err joins the violations into one error (nil when OK).
+func (r Result) Err() error { return errors.Join(r.Errors...) }
+
+// Summary is a one-line tally.
+func (r Result) Summary() string {
+	verdict := "PASS"
+	if !r.OK() {
+		verdict = fmt.Sprintf("FAIL (%d violations)", len(r.Errors))
+	}
+	return fmt.Sprintf("%s: %d operations on %d streams (%d unknown outcomes), porcupine %s, checked in %s",
+		verdict, r.Ops, r.Streams, r.Unknown, r.Linearizable, r.Duration.Round(time.Millisecond))
+}
+
+// CheckOptions tune Check.
+type CheckOptions struct {
+	// Timeout bounds porcupine (default 60 s). Running out is a failure.
+	Timeout time.Duration
+}
+
+// Check validates a history as a pipeline (etcd's habit): recording assumptions first;
+// then linearizability of the operations (porcupine, partitioned by stream); then, on a
+// linearizable history, the offsets post-pass over the linearization and the live
+// transcripts, the final contents against the linearized end states, and each live
+// transcript's guarantees.
+func Check(h History, opts CheckOptions) Result {
+	start := time.Now()
+	if opts.Timeout == 0 {
+		opts.Timeout = 60 * time.Second
+	}
+	r := Result{Ops: len(h.Ops)}
+	streams := map[string]bool{}
+	for _, op := range h.Ops {
+		streams[op.Input.Stream] = true
+		if op.Output.Unknown() {
+			r.Unknown++
+		}
+	}
+	r.Streams = len(streams)
+	defer func() { r.Duration = time.Since(start) }()
+	stage := func(name string, errs ...error) {
+		for _, err := range errs {
+			r.Errors = append(r.Errors, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	if err := h.CheckAssumptions(); err != nil {
+		stage("assumptions", err)
+		r.Duration = time.Since(start)
+		return r
+	}
+	ops := h.porcupineOps()
+	res, info := porcupine.CheckOperationsVerbose(Model, ops, opts.Timeout)
+	r.Linearizable, r.info = res, info
+	switch res {
+	case porcupine.Illegal:
+		stage("linearizability", errNotLinearizable)
+		stage("linearizability", explainIllegal(ops, info)...)
+	case porcupine.Unknown:
+		stage("linearizability", errCheckTimeout)
+	}
+	if res == porcupine.Ok {
+		lin := longestLinearizations(info)
+		obs := append(linearizedTokens(lin), transcriptTokens(h.Live)...)
+		obs = append(obs, finalTokens(h.Finals)...)
+		stage("offsets", checkOffsets(obs)...)
+		stage("finals", checkFinals(lin, h.Finals)...)
+	}
+	finals := map[string]Final{}
+	for _, f := range h.Finals {
+		finals[f.Stream] = f
+	}
+	for _, t := range h.Live {
+		f, ok := finals[t.Stream]
+		if !ok {
+			stage("live", fmt.Errorf("%s reader of %s: no final content recorded", t.Mode, t.Stream))
+			continue
+		}
+		stage("live", CheckTranscript(t, f)...)
+	}
+	r.Duration = time.Since(start)
+	return r
+}
+
+// longestLinearizations returns, per partition, the longest (on success: complete)
+// linearization porcupine found.
+func longestLinearizations(info porcupine.LinearizationInfo) [][]porcupine.Operation {
+	var out [][]porcupine.Operation
+	for _, sets := range info.PartialLinearizationsOperations() {
+		var best []porcupine.Operation
+		for _, l := range sets {
+			if len(l) > len(best) {
+				best = l
+			}
+		}
+		out = append(out, best)
+	}
+	return out
+}
+
+func finalTokens(fs []Final) []tokenAt {
+	var out []tokenAt
+	for _, f := range fs {
+		out = append(out, tokenAt{stream: f.Stream, pos: uint64(len(f.Content)), token: f.Offset,
+			source: "final read"})
+	}
+	return out
+}
+
+// checkFinals compares each final content with its stream's linearized end state.
+func checkFinals(lin [][]porcupine.Operation, finals []Final) []error {
+	end := map[string]State{}
+	for _, ops := range lin {
+		s := State{}
+		for _, op := range ops {
+			_, s = Step(s, op.Input.(Input), op.Output.(Output))
+		}
+		if len(ops) > 0 {
+			end[ops[0].Input.(Input).Stream] = s
+		}
+	}
+	var errs []error
+	for _, f := range finals {
+		s, ok := end[f.Stream]
+		if !ok {
+			continue
+		}
+		if s.Len != uint64(len(f.Content)) || s.Digest != DigestOf(f.Content) || s.Closed != f.Closed {
+			errs = append(errs, fmt.Errorf("stream %s: %w: final read has %d bytes (closed %t), the history ends with %s",
+				f.Stream, errFinalMismatch, len(f.Content), f.Closed, s))
+		}
+	}
+	return errs
+}
+
+// describeErrors renders violations one per line.
+func describeErrors(errs []error) string {
+	var b strings.Builder
+	for _, err := range errs {
+		fmt.Fprintf(&b, "  - %v\n", err)
+	}
+	return b.String()
+}
+
+// CheckRun checks a recorded run: Check on its history plus the resumability
+// violations found while the server was up.
+func CheckRun(run Run, opts CheckOptions) Result {
+	r := Check(run.History, opts)
+	for _, err := range run.Errors {
+		r.Errors = append(r.Errors, fmt.Errorf("live: %w", err))
+	}
+	return r
+}
+
+// explainIllegal describes, for each partition that could not be fully linearized, the
+// state after the longest partial linearization and the operations that could come next
+// but that the model refuses from that state.
+func explainIllegal(ops []porcupine.Operation, info porcupine.LinearizationInfo) []error {
+	byStream := map[string][]porcupine.Operation{}
+	for _, op := range ops {
+		k := op.Input.(Input).Stream
+		byStream[k] = append(byStream[k], op)
+	}
+	var errs []error
+	for _, lin := range longestLinearizations(info) {
+		if len(lin) == 0 {
+			continue
+		}
+		stream := lin[0].Input.(Input).Stream
+		all := byStream[stream]
+		if len(lin) == len(all) {
+			continue
+		}
+		s := State{}
+		done := map[[2]int64]int{}
+		for _, op := range lin {
+			_, s = Step(s, op.Input.(Input), op.Output.(Output))
+			done[[2]int64{int64(op.ClientId), op.Call}]++
+		}
+		var rest []porcupine.Operation
+		minRet := int64(1<<63 - 1)
+		for _, op := range all {
+			k := [2]int64{int64(op.ClientId), op.Call}
+			if done[k] > 0 {
+				done[k]--
+				continue
+			}
+			rest = append(rest, op)
+			minRet = min(minRet, op.Return)
+		}
+		var lines []string
+		for _, op := range rest {
+			if op.Call <= minRet {
+				lines = append(lines, fmt.Sprintf("client %d: %s → %s", op.ClientId, op.Input.(Input), op.Output.(Output)))
+			}
+		}
+		errs = append(errs, fmt.Errorf("stream %s: %d of %d operations linearize; from state {%s} none of these can come next:\n      %s",
+			stream, len(lin), len(all), s, strings.Join(lines, "\n      ")))
+	}
+	return errs
+}

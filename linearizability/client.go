@@ -1,0 +1,36 @@
+package linearizability
+
+import (
+	"context"
+	"math/rand/v2"
+)
+
+// Client performs the workload's operations on one server, at the engine level or over
+// HTTP. Methods are safe for concurrent use; each returns what was observed, with
+// Output.Status 0 when the outcome is unknown.
+type Client interface {
+	// Setup prepares the server before a run (a bucket on the bucketed surface).
+	Setup() error
+	// Create creates stream with the workload's configuration: application/octet-stream,
+	// no TTL or expiry, open.
+	Create(stream string) Output
+	// Append sends one POST.
+	Append(in Input) Output
+	// ReadAll reads stream from -1 up to the tail, following Stream-Next-Offset across
+	// chunks; it returns the summary and the content.
+	ReadAll(stream string) (Output, []byte)
+	// Head sends HEAD.
+	Head(stream string) Output
+	// ReadFrom catch-up reads from offset to the tail: the data and the final
+	// Stream-Next-Offset.
+	ReadFrom(stream, offset string) ([]byte, string, error)
+	// LiveModes names the live-read modes Follow supports.
+	LiveModes() []string
+	// Follow runs a live reader of stream from -1 until EOF or until ctx ends, sometimes
+	// disconnecting and resuming from the last offset it was given (rng decides when).
+	Follow(ctx context.Context, stream, mode string, rng *rand.Rand) Transcript
+}
+
+// ContentType is the content type of every stream the workload creates: binary, so SSE
+// carries it base64-encoded and byte-exact (B-5.8-02).
+const ContentType = "application/octet-stream"

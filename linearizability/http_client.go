@@ -1,0 +1,281 @@
+package linearizability
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Surface names a URL layout (DESIGN.md D1).
+type Surface string
+
+const (
+	// SurfaceFlat addresses streams as {base}/v1/stream/{name}: the base protocol's
+	// compatibility surface, served by any Durable Streams server.
+	SurfaceFlat Surface = "flat"
+	// SurfaceBucketed addresses streams as {base}/{bucket}/{name} after PUT
+	// {base}/{bucket} (extension §1).
+	SurfaceBucketed Surface = "bucketed"
+)
+
+// HTTPClient drives any Durable Streams server over HTTP. It uses only the protocol:
+// URLs per Surface, the registered headers, and offsets as opaque tokens.
+type HTTPClient struct {
+	Base    string // no trailing slash
+	Surface Surface
+	Bucket  string // bucketed surface only
+	// Timeout bounds one non-live request; a request that runs out has an unknown
+	// outcome (default 10 s).
+	Timeout time.Duration
+	// HTTP is the client used (default: one with a pooled transport).
+	HTTP *http.Client
+}
+
+var _ Client = (*HTTPClient)(nil)
+
+// NewHTTPClient returns a client for base on the given surface.
+func NewHTTPClient(base string, surface Surface, bucket string) *HTTPClient {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 256
+	return &HTTPClient{Base: strings.TrimSuffix(base, "/"), Surface: surface, Bucket: bucket,
+		Timeout: 10 * time.Second, HTTP: &http.Client{Transport: tr}}
+}
+
+func (c *HTTPClient) streamURL(stream string) string {
+	if c.Surface == SurfaceBucketed {
+		return c.Base + "/" + url.PathEscape(c.Bucket) + "/" + url.PathEscape(stream)
+	}
+	return c.Base + "/v1/stream/" + url.PathEscape(stream)
+}
+
+// Setup creates the bucket on the bucketed surface (201, or 409 when it exists).
+func (c *HTTPClient) Setup() error {
+	if c.Surface != SurfaceBucketed {
+		return nil
+	}
+	resp, err := c.do(http.MethodPut, c.Base+"/"+url.PathEscape(c.Bucket), nil, nil)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != 201 && resp.StatusCode != 409 {
+		return fmt.Errorf("PUT bucket %s: status %d", c.Bucket, resp.StatusCode)
+	}
+	return nil
+}
+
+// response is a finished exchange: status, headers, body.
+type response struct {
+	StatusCode int
+	Header     http.Header
+	Body       []byte
+}
+
+// do sends one request with the client's timeout and reads the whole response.
+func (c *HTTPClient) do(method, u string, hdr http.Header, body []byte) (*response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = strings.NewReader(string(body))
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return &response{StatusCode: resp.StatusCode, Header: resp.Header, Body: b}, nil
+}
+
+func (c *HTTPClient) timeout() time.Duration {
+	if c.Timeout == 0 {
+		return 10 * time.Second
+	}
+	return c.Timeout
+}
+
+// output reads the protocol headers of a response; transport errors and 5xx are unknown
+// outcomes.
+func output(resp *response, err error) Output {
+	if err != nil {
+		return Output{Error: err.Error()}
+	}
+	if resp.StatusCode >= 500 {
+		return Output{Error: fmt.Sprintf("status %d", resp.StatusCode)}
+	}
+	h := resp.Header
+	out := Output{Status: resp.StatusCode, Offset: h.Get("Stream-Next-Offset"),
+		Closed: strings.EqualFold(strings.TrimSpace(h.Get("Stream-Closed")), "true")}
+	out.Epoch, out.Seq = headerUint(h, "Producer-Epoch"), headerUint(h, "Producer-Seq")
+	out.Expected, out.Received = headerUint(h, "Producer-Expected-Seq"), headerUint(h, "Producer-Received-Seq")
+	return out
+}
+
+func headerUint(h http.Header, name string) *uint64 {
+	v, err := strconv.ParseUint(h.Get(name), 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &v
+}
+
+// Create implements Client.
+func (c *HTTPClient) Create(stream string) Output {
+	return output(c.do(http.MethodPut, c.streamURL(stream), http.Header{"Content-Type": {ContentType}}, nil))
+}
+
+// Append implements Client.
+func (c *HTTPClient) Append(in Input) Output {
+	h := http.Header{}
+	if in.Body != "" {
+		h.Set("Content-Type", ContentType)
+	}
+	if in.Close {
+		h.Set("Stream-Closed", "true")
+	}
+	if p := in.Producer; p != nil {
+		h.Set("Producer-Id", p.ID)
+		h.Set("Producer-Epoch", strconv.FormatUint(p.Epoch, 10))
+		h.Set("Producer-Seq", strconv.FormatUint(p.Seq, 10))
+	}
+	if in.StreamSeq != "" {
+		h.Set("Stream-Seq", in.StreamSeq)
+	}
+	return output(c.do(http.MethodPost, c.streamURL(in.Stream), h, []byte(in.Body)))
+}
+
+// Head implements Client.
+func (c *HTTPClient) Head(stream string) Output {
+	return output(c.do(http.MethodHead, c.streamURL(stream), nil, nil))
+}
+
+// ReadAll implements Client: GET ?offset=-1, then Stream-Next-Offset until
+// Stream-Up-To-Date (B-5.6-09). The result is the state at the last request, since a
+// stream only grows.
+func (c *HTTPClient) ReadAll(stream string) (Output, []byte) {
+	data, next, closed, status, err := c.readChunks(stream, "-1")
+	if err != nil {
+		return Output{Error: err.Error()}, nil
+	}
+	if status != 200 {
+		return Output{Status: status}, nil
+	}
+	return Output{Status: 200, Offset: next, Closed: closed, Len: uint64(len(data)), Digest: DigestOf(data)}, data
+}
+
+// ReadFrom implements Client.
+func (c *HTTPClient) ReadFrom(stream, offset string) ([]byte, string, error) {
+	data, next, _, status, err := c.readChunks(stream, offset)
+	if err == nil && status != 200 {
+		err = fmt.Errorf("GET from %s: status %d", offset, status)
+	}
+	return data, next, err
+}
+
+func (c *HTTPClient) readChunks(stream, offset string) (data []byte, next string, closed bool, status int, err error) {
+	for i := 0; i < 100000; i++ {
+		resp, err := c.do(http.MethodGet, c.streamURL(stream)+"?offset="+url.QueryEscape(offset), nil, nil)
+		if err != nil {
+			return nil, "", false, 0, err
+		}
+		if resp.StatusCode != 200 {
+			if resp.StatusCode >= 500 {
+				return nil, "", false, 0, fmt.Errorf("status %d", resp.StatusCode)
+			}
+			return nil, "", false, resp.StatusCode, nil
+		}
+		data = append(data, resp.Body...)
+		next = resp.Header.Get("Stream-Next-Offset")
+		if next == "" {
+			return nil, "", false, 0, errors.New("200 without Stream-Next-Offset")
+		}
+		if resp.Header.Get("Stream-Up-To-Date") != "" {
+			closed = strings.EqualFold(strings.TrimSpace(resp.Header.Get("Stream-Closed")), "true")
+			return data, next, closed, 200, nil
+		}
+		if next == offset && len(resp.Body) == 0 {
+			return nil, "", false, 0, errors.New("a read that is not up to date made no progress")
+		}
+		offset = next
+	}
+	return nil, "", false, 0, errors.New("too many chunks")
+}
+
+// LiveModes implements Client.
+func (c *HTTPClient) LiveModes() []string { return []string{"long-poll", "sse"} }
+
+// Follow implements Client.
+func (c *HTTPClient) Follow(ctx context.Context, stream, mode string, rng *rand.Rand) Transcript {
+	t := Transcript{Stream: stream, Mode: mode}
+	if mode == "sse" {
+		c.followSSE(ctx, &t, rng)
+	} else {
+		c.followLongPoll(ctx, &t)
+	}
+	return t
+}
+
+// followLongPoll issues GET ?offset=...&live=long-poll until EOF (B-5.7): 200 with data,
+// or 204 at the tail; Stream-Closed marks EOF.
+func (c *HTTPClient) followLongPoll(ctx context.Context, t *Transcript) {
+	from, cursor := "-1", ""
+	for ctx.Err() == nil {
+		u := c.streamURL(t.Stream) + "?offset=" + url.QueryEscape(from) + "&live=long-poll"
+		if cursor != "" {
+			u += "&cursor=" + url.QueryEscape(cursor)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			t.End = err.Error()
+			return
+		}
+		resp, err := c.HTTP.Do(req)
+		if err != nil {
+			t.End = "stopped: " + err.Error()
+			return
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.End = "stopped: " + err.Error()
+			return
+		}
+		if resp.StatusCode != 200 && resp.StatusCode != 204 {
+			t.End = fmt.Sprintf("status %d", resp.StatusCode)
+			return
+		}
+		next := resp.Header.Get("Stream-Next-Offset")
+		closed := strings.EqualFold(strings.TrimSpace(resp.Header.Get("Stream-Closed")), "true")
+		cursor = resp.Header.Get("Stream-Cursor")
+		if len(body) > 0 || closed || next != from {
+			t.Events = append(t.Events, LiveEvent{From: from, Data: body, Next: next, Closed: closed, Reconnect: true})
+		}
+		if closed {
+			t.End = "eof"
+			return
+		}
+		if next == "" {
+			t.End = "response without Stream-Next-Offset"
+			return
+		}
+		from = next
+	}
+	t.End = "stopped: " + context.Cause(ctx).Error()
+}
