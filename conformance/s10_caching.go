@@ -89,4 +89,17 @@ var _ = Section("10", "10 Caching", func() {
 		st.MustClose()
 		Expect(st.Read(offsetStart).Get(hETag)).To(HaveSuffix(`:c"`))
 	})
+
+	ConformanceIt(MUST, Reqs{"B-10-03", "B-4-03"}, "gives HEAD an ETag and a re-created stream a new incarnation: offsets restart, ETags differ (A-03, A-28)", Profile("dsd"), func(s *S) {
+		st := s.Create("incarnation", CT(ctText), Text("abc"))
+		Expect(st.Head()).To(HaveHeader(hETag, MatchRegexp(`^"[^"]+:-1:[^"]+"$`)))
+		old := st.Read(offsetStart).Get(hETag)
+		Expect(st.Delete()).To(HaveStatus(204))
+		again := st.Put(CT(ctText), Text("abc"))
+		Expect(again).To(HaveStatus(201))
+		Expect(again).To(HaveHeader(hNextOffset, "0000000000000000_0000000000000003"))
+		r := st.Read(offsetStart, H(hIfNoneMatch, old))
+		Expect(r).To(HaveStatus(200), "the old incarnation's ETag must not match the new stream")
+		Expect(r.Get(hETag)).NotTo(Equal(old))
+	})
 })

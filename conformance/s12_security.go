@@ -57,4 +57,19 @@ var _ = Section("12", "12 Security", func() {
 			Expect(body.Error.Message).NotTo(BeEmpty(), "%s error message", kind)
 		}
 	})
+
+	ConformanceIt(SHOULD, Reqs{"B-12.7-01", "B-12.7-02"}, "answers OPTIONS with 204 and permissive CORS, unknown methods with 405 and Allow (A-25)", Profile("dsd"), func(s *S) {
+		st := s.Create("cors", CT(ctText))
+		pre := s.Do("OPTIONS", st.URL, H("Origin", "https://example.com"), H("Access-Control-Request-Method", "POST"))
+		Expect(pre).To(HaveStatus(204))
+		Expect(pre).To(HaveHeader("Access-Control-Allow-Origin", "*"))
+		Expect(pre).To(HaveHeader(hNosniff, "nosniff"))
+		get := st.Read(offsetStart, H("Origin", "https://example.com"))
+		Expect(get).To(HaveHeader("Access-Control-Expose-Headers", ContainSubstring(hNextOffset)))
+		Expect(get).To(HaveHeader(hCORP, "cross-origin"))
+		bad := s.Do("PATCH", st.URL, CT(ctText), Text("x"))
+		Expect(bad).To(HaveStatus(405))
+		Expect(bad).To(HaveHeader("Allow", ContainSubstring("POST")))
+		Expect(bad).To(HaveHeader(hNosniff, "nosniff"))
+	})
 })

@@ -22,4 +22,12 @@ var _ = Section("3", "3 General", func() {
 		Expect(st.Post(RawH("stream-closed", "true"))).To(HaveStatus(204))
 		Expect(st.Head()).To(BeTrueHeader(hClosed))
 	})
+
+	ConformanceIt(MUST, Reqs{"B-6-01"}, "reserves __ds: 501 until subscriptions exist, never a stream (A-32)", Profile("dsd"), func(s *S) {
+		st := s.StreamNamed("__ds")
+		r := st.Put(CT(ctText))
+		Expect(r).To(HaveStatus(501))
+		Expect(r).To(HaveMediaType(ctJSON))
+		Expect(s.Do("GET", st.URL+"/subscriptions/x")).To(HaveStatus(501))
+	})
 })

@@ -223,4 +223,17 @@ var _ = Section("5.2.1", "5.2.1 Idempotent producers", func() {
 		Expect(dup).To(HaveStatus(204))
 		Expect(dup).To(HaveHeader(hNextOffset, tail))
 	})
+
+	ConformanceIt(MUST, Reqs{"B-5.2.1-08", "B-5.3-01"}, "sequences producer close-only like an append, and answers any close-only on a closed stream with 204 (A-07, A-09)", Profile("dsd"), func(s *S) {
+		st := s.Create("p-close-table", CT(ctText))
+		Expect(st.Append("a", producer("p1", 0, 0))).To(HaveStatus(200))
+		gap := st.Close(producer("p1", 0, 2))
+		Expect(gap).To(HaveStatus(409))
+		Expect(gap).To(HaveHeader(hExpectedSeq, "1"))
+		Expect(st.Head()).To(HaveNoHeader(hClosed), "a rejected close-only leaves the stream open")
+		Expect(st.Close(producer("p1", 0, 1))).To(HaveStatus(204))
+		foreign := st.Close(producer("p2", 0, 0))
+		Expect(foreign).To(HaveStatus(204))
+		Expect(foreign).To(BeTrueHeader(hClosed))
+	})
 })

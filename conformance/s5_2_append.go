@@ -133,4 +133,11 @@ var _ = Section("5.2", "5.2 Append", func() {
 			Expect(bytes.Equal(data, body)).To(BeTrue(), "10 MiB body read back differently")
 		}
 	})
+
+	ConformanceIt(MUST, Reqs{"B-5.2-05"}, "rejects an empty Stream-Seq with 400 and ignores Stream-Seq on close-only (A-06)", Profile("dsd"), func(s *S) {
+		st := s.Create("seq-empty", CT(ctText))
+		Expect(st.Append("a", RawH(hSeq, ""))).To(HaveStatus(400))
+		Expect(st.Append("a", H(hSeq, "5"))).To(HaveStatus(204))
+		Expect(st.Close(H(hSeq, "1"))).To(HaveStatus(204), "close-only does not judge Stream-Seq")
+	})
 })

@@ -155,4 +155,16 @@ var _ = Section("5.7", "5.7 Long-poll", func() {
 		Expect(parseCursor(r.Get(hCursor))).To(BeNumerically(">=", before))
 		Expect(parseCursor(r.Get(hCursor))).To(BeNumerically("<=", after))
 	})
+
+	ConformanceIt(MUST, Reqs{"B-10-07", "B-5.7-10"}, "treats a non-numeric cursor as absent and lets the first live parameter win (A-05, A-15)", Profile("dsd"), func(s *S) {
+		st := s.Create("lp-cursor-junk", CT(ctText), Text("x"))
+		before := currentCursorInterval(time.Now())
+		r := st.LongPoll(offsetStart, Q("cursor", "abc"))
+		Expect(r).To(HaveStatus(200))
+		Expect(parseCursor(r.Get(hCursor))).To(BeNumerically(">=", before))
+		Expect(parseCursor(r.Get(hCursor))).To(BeNumerically("<=", currentCursorInterval(time.Now())))
+		dup := st.Get(Q("offset", offsetStart), Q("live", "long-poll"), Q("live", "sse"))
+		Expect(dup).To(HaveStatus(200))
+		Expect(dup).To(HaveBody("x"))
+	})
 })
