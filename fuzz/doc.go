@@ -1,0 +1,17 @@
+// Package fuzz holds dsd's Go fuzz targets, one file per layer (STYLE.md "Fuzz corpus
+// layout"):
+//
+//	FuzzOffsetRoundTrip        model.Offset format/parse round trip and order (D2, B-8-01)
+//	FuzzOffsetSpecParse        sentinels never parse to an Offset (B-8-03, B-8-08)
+//	FuzzJSONBatchFlatten       JSON flattening and canonical bytes vs encoding/json (B-9.1, D3)
+//	FuzzProducerHeaders        Producer-Id/Epoch/Seq grammar (B-5.2.1-01/02, A-08)
+//	FuzzTTLParse               Stream-TTL grammar (B-5.1-04, A-13)
+//	FuzzExpiresAtParse         Stream-Expires-At as RFC 3339 (B-5.1-06, A-12)
+//	FuzzStreamClosedHeader     Stream-Closed presence rule (B-4.1-01, A-30)
+//	FuzzHTTPHandler            any request through httpd: never a 5xx, never a panic
+//	FuzzModelVsEngine          command scripts on the model, the engine and httpd agree
+//
+// `go test ./fuzz` replays the inline seeds and the committed corpus under
+// testdata/fuzz/FuzzX/ (see README.md for provenance); `make fuzz FUZZTIME=30s` fuzzes
+// each target in turn.
+package fuzz

@@ -1,0 +1,18 @@
+# Go fuzzing (issue 4): the targets of ./fuzz, one at a time (-fuzz must match exactly one
+# target). New crashers land in fuzz/testdata/fuzz/FuzzX/ and are replayed by `go test`.
+
+FUZZTIME     ?= 30s
+FUZZ_TARGETS := $(shell grep -h '^func Fuzz' fuzz/*_test.go | sed 's/^func //; s/[^A-Za-z0-9].*//')
+
+.PHONY: fuzz fuzz-replay
+
+## fuzz: fuzz every target for FUZZTIME each (make fuzz FUZZTIME=60s).
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== $$t ($(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./fuzz || exit 1; \
+	done; echo "make fuzz: $(words $(FUZZ_TARGETS)) targets, nothing found"
+
+## fuzz-replay: run every target on its seeds and committed corpus only.
+fuzz-replay:
+	$(GO) test -count=1 -run '^Fuzz' -v ./fuzz | grep -E '^(--- |ok|FAIL|PASS)'
