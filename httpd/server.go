@@ -55,7 +55,12 @@ type Handler struct {
 	cfg    Config
 	router *httprouter.Router
 	now    func() time.Time
+	hubs   hubSet
 }
+
+// Shutdown ends every SSE response parked on a hijacked connection (http.Server.Shutdown
+// does not track those). Call it before shutting the server down.
+func (h *Handler) Shutdown() { h.hubs.close() }
 
 // New returns the HTTP handler for store.
 func New(store Store, cfg Config) *Handler {

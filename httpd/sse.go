@@ -22,28 +22,25 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	if err != nil {
 		return err
 	}
-	defer lr.Close()
 	res, err := lr.Read(q.firstRequest())
 	if err != nil {
+		lr.Close()
 		return err
 	}
 	enc := sseEncoding(info, q)
-	hd := w.Header()
-	hd.Set(hContentType, "text/event-stream")
-	hd.Set("Cache-Control", ccNoCache)
-	hd.Set("X-Accel-Buffering", "no")
-	switch {
-	case enc == encBase64:
-		hd.Set(hSSEEncoding, "base64")
-	case enc == encEnvelope:
-		hd.Set(hDataContentType, "application/vnd.durable-stream-record+json")
+	setSSEHeaders(w.Header(), info, enc)
+	deadline := time.Now().Add(h.cfg.SSEMaxAge)
+	if c, hijacked := hijackSSE(w, r); hijacked {
+		if c == nil {
+			lr.Close()
+			return nil
+		}
+		h.sseHijacked(c, t, lr, q, enc, res, deadline)
+		return nil
 	}
-	if info.JSON() {
-		hd.Set(hExtensions, extRecords)
-	}
+	defer lr.Close()
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	deadline := time.Now().Add(h.cfg.SSEMaxAge)
 	var buf bytes.Buffer
 	for {
 		buf.Reset()
@@ -66,6 +63,54 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 		if res, err = lr.Read(q.nextRequest(res)); err != nil {
 			return nil
 		}
+	}
+}
+
+// sseHijacked serves an SSE response on a hijacked connection: it catches up on this
+// goroutine, then parks the subscriber in its stream's hub and returns.
+func (h *Handler) sseHijacked(c *sseConn, t target, lr LiveReader, q readQuery, enc sseEnc, res engine.ReadResult, deadline time.Time) {
+	var buf bytes.Buffer
+	for {
+		buf.Reset()
+		h.writeEvents(&buf, enc, q, res)
+		if err := c.write(chunk(buf.Bytes()), 30*time.Second); err != nil {
+			c.abort()
+			lr.Close()
+			return
+		}
+		if res.EOF {
+			c.finish()
+			lr.Close()
+			return
+		}
+		if res.UpToDate {
+			break
+		}
+		var err error
+		if res, err = lr.Read(q.nextRequest(res)); err != nil {
+			c.finish()
+			lr.Close()
+			return
+		}
+	}
+	sub := &sseSub{c: c, q: q, enc: enc, next: res.Next, nextRec: res.RecordNext, info: res.Info,
+		deadline: deadline, lastSent: time.Now()}
+	h.hubs.join(h, t.key.String(), res.Info.ID, lr, sub)
+}
+
+// setSSEHeaders sets the head of an SSE response (B-5.8-01, B-5.8-02, extension §6.9).
+func setSSEHeaders(hd http.Header, info engine.StreamInfo, enc sseEnc) {
+	hd.Set(hContentType, "text/event-stream")
+	hd.Set("Cache-Control", ccNoCache)
+	hd.Set("X-Accel-Buffering", "no")
+	switch {
+	case enc == encBase64:
+		hd.Set(hSSEEncoding, "base64")
+	case enc == encEnvelope:
+		hd.Set(hDataContentType, "application/vnd.durable-stream-record+json")
+	}
+	if info.JSON() {
+		hd.Set(hExtensions, extRecords)
 	}
 }
 

@@ -122,6 +122,7 @@ func run(o options) error {
 		return err
 	}
 	cancel() // ends live reads
+	h.Shutdown()
 	shutCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
 	if err := srv.Shutdown(shutCtx); err != nil {

@@ -1,0 +1,172 @@
+package httpd
+
+import (
+	"bufio"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dsd-project/dsd/engine"
+)
+
+// liveServer runs the handler behind a real HTTP/1.1 server, so SSE responses take the
+// hijacked, hub-parked path.
+func liveServer(t *testing.T, cfg Config) (*httptest.Server, *Handler) {
+	t.Helper()
+	eng, err := engine.Open(t.TempDir(), engine.Options{NoSync: true, SweepInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.CreateBucket("default")
+	cfg.CompatBucket = "default"
+	h := New(EngineStore{Engine: eng}, cfg)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { h.Shutdown(); srv.Close(); eng.Close() })
+	return srv, h
+}
+
+// sseLines streams an SSE response's lines into a channel until it ends.
+func sseLines(t *testing.T, url string) (<-chan string, *http.Response) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan string, 1024)
+	go func() {
+		defer close(ch)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch, resp
+}
+
+// collect reads lines until one contains want, or the response ends, or timeout.
+func collect(ch <-chan string, want string, timeout time.Duration) (string, bool) {
+	var b strings.Builder
+	deadline := time.After(timeout)
+	for {
+		select {
+		case l, ok := <-ch:
+			if !ok {
+				return b.String(), false
+			}
+			b.WriteString(l + "\n")
+			if strings.Contains(l, want) {
+				return b.String(), true
+			}
+		case <-deadline:
+			return b.String(), false
+		}
+	}
+}
+
+func post(t *testing.T, url, ct, body string, hdr ...string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", ct)
+	for _, h := range hdr {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode/100 != 2 {
+		t.Fatalf("POST %s: %v %v", url, resp, err)
+	}
+	resp.Body.Close()
+}
+
+// Many parked subscribers all receive each append once, in order, then the closing
+// control event, and their responses end. Spec: B-5.8-05, B-5.8-06, D6.
+func TestParkedSubscribersReceiveEverything(t *testing.T) {
+	srv, _ := liveServer(t, Config{})
+	u := srv.URL + "/v1/stream/fan"
+	req, _ := http.NewRequest("PUT", u, nil)
+	req.Header.Set("Content-Type", "text/plain")
+	http.DefaultClient.Do(req)
+	const subs = 40
+	outs := make([]string, subs)
+	var wg sync.WaitGroup
+	for i := 0; i < subs; i++ {
+		ch, resp := sseLines(t, u+"?offset=now&live=sse")
+		if resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("head: %v", resp.Header)
+		}
+		if _, ok := collect(ch, "upToDate", 2*time.Second); !ok {
+			t.Fatal("no first control event")
+		}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			outs[i], _ = collect(ch, "streamClosed", 5*time.Second)
+		}(i)
+	}
+	for i := 0; i < 5; i++ {
+		post(t, u, "text/plain", "m"+string(rune('0'+i)))
+	}
+	post(t, u, "text/plain", "last", "Stream-Closed: true")
+	wg.Wait()
+	for i, out := range outs {
+		var data []string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "data:m") || strings.HasPrefix(l, "data:last") {
+				data = append(data, strings.TrimPrefix(l, "data:"))
+			}
+		}
+		if strings.Join(data, "") != "m0m1m2m3m4last" || !strings.Contains(out, `"streamClosed":true`) {
+			t.Fatalf("subscriber %d got:\n%s", i, out)
+		}
+	}
+}
+
+// A parked subscriber hears a keep-alive control event while idle, and its response
+// ends at the max age. Spec: D6, B-10-08.
+func TestParkedKeepAliveAndMaxAge(t *testing.T) {
+	srv, _ := liveServer(t, Config{SSEKeepAlive: 200 * time.Millisecond, SSEMaxAge: 900 * time.Millisecond})
+	u := srv.URL + "/v1/stream/ka"
+	req, _ := http.NewRequest("PUT", u, nil)
+	http.DefaultClient.Do(req)
+	ch, _ := sseLines(t, u+"?offset=-1&live=sse")
+	start := time.Now()
+	out, _ := collect(ch, "never", 3*time.Second)
+	if n := strings.Count(out, "event: control"); n < 3 {
+		t.Fatalf("%d control events in %v:\n%s", n, time.Since(start), out)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("response did not end at max age: %v", el)
+	}
+}
+
+// Deleting the stream ends parked responses; Shutdown ends the rest.
+func TestParkedResponsesEndOnDeleteAndShutdown(t *testing.T) {
+	srv, h := liveServer(t, Config{})
+	for _, n := range []string{"d1", "d2"} {
+		req, _ := http.NewRequest("PUT", srv.URL+"/v1/stream/"+n, nil)
+		http.DefaultClient.Do(req)
+	}
+	ch1, _ := sseLines(t, srv.URL+"/v1/stream/d1?offset=-1&live=sse")
+	ch2, _ := sseLines(t, srv.URL+"/v1/stream/d2?offset=-1&live=sse")
+	collect(ch1, "upToDate", time.Second)
+	collect(ch2, "upToDate", time.Second)
+	req, _ := http.NewRequest("DELETE", srv.URL+"/v1/stream/d1", nil)
+	http.DefaultClient.Do(req)
+	start := time.Now()
+	collect(ch1, "never", 3*time.Second)
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("delete did not end the parked response (%v)", el)
+	}
+	done := make(chan struct{})
+	go func() { collect(ch2, "never", 5*time.Second); close(done) }()
+	h.Shutdown()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatal("shutdown did not end the parked response")
+	}
+}
