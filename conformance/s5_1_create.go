@@ -151,7 +151,7 @@ var _ = Section("5.1", "5.1 Create", func() {
 	})
 
 	ConformanceIt(MUST, Reqs{"B-5.1-08"}, "expires a stream at its Stream-Expires-At", Label("slow"), func(s *S) {
-		at := time.Now().Add(1500 * time.Millisecond).UTC().Format("2006-01-02T15:04:05.000Z")
+		at := time.Now().Add(2 * time.Second).UTC().Format("2006-01-02T15:04:05.000Z")
 		st := s.Create("expires-at", CT(ctText), H(hExpiresAt, at))
 		Expect(st.Read(offsetStart)).To(HaveStatus(200))
 		Eventually(s.Ctx, func() int { return st.Read(offsetStart).StatusCode }).
@@ -159,14 +159,14 @@ var _ = Section("5.1", "5.1 Create", func() {
 	})
 
 	ConformanceIt(MUST, Reqs{"B-5.1-08", "B-5.1-04", "B-5.5-03"}, "restarts a sliding TTL on reads and appends, not on HEAD", Label("slow"), func(s *S) {
-		st := s.Create("ttl-slide", CT(ctText), H(hTTL, "1"))
-		deadline := time.Now().Add(2200 * time.Millisecond)
+		st := s.Create("ttl-slide", CT(ctText), H(hTTL, "2"))
+		deadline := time.Now().Add(3 * time.Second)
 		for i := 0; time.Now().Before(deadline); i++ {
 			time.Sleep(300 * time.Millisecond)
 			if i%2 == 0 {
-				Expect(st.Read(offsetStart)).To(HaveStatus(200), "a GET every 300 ms keeps a 1 s TTL alive")
+				Expect(st.Read(offsetStart)).To(HaveStatus(200), "a GET every 300 ms keeps a 2 s TTL alive")
 			} else {
-				Expect(st.Append("x")).To(HaveStatus(204), "a POST every 300 ms keeps a 1 s TTL alive")
+				Expect(st.Append("x")).To(HaveStatus(204), "a POST every 300 ms keeps a 2 s TTL alive")
 			}
 		}
 		Eventually(s.Ctx, func() int { return st.Head().StatusCode }).
@@ -174,9 +174,9 @@ var _ = Section("5.1", "5.1 Create", func() {
 	})
 
 	ConformanceIt(MUST, Reqs{"B-5.1-05"}, "keeps a stream with a waiting long-poll reader alive past its TTL", Label("slow"), func(s *S) {
-		st := s.Create("ttl-live", CT(ctText), H(hTTL, "1"))
+		st := s.Create("ttl-live", CT(ctText), H(hTTL, "2"))
 		tail := st.MustAppend("x")
-		deadline := time.Now().Add(2 * time.Second)
+		deadline := time.Now().Add(3 * time.Second)
 		for time.Now().Before(deadline) {
 			r := st.LongPoll(tail)
 			Expect(r).To(HaveStatus(204), "long-polls back to back restart the TTL, so the stream stays alive")
