@@ -7,12 +7,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -197,11 +199,12 @@ type kitRun struct {
 	exitCode int
 	failing  map[string][]string // failing spec full name -> its labels
 	output   string
+	err      string // the run could not be judged (no report, could not start)
 }
 
-// runKit runs dsconform against base with a label filter and returns its outcome.
+// runKit runs dsconform against base with a label filter and returns its outcome. It is
+// safe to call from several goroutines (problems land in kitRun.err).
 func runKit(t *testing.T, base, filter string) kitRun {
-	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -215,11 +218,13 @@ func runKit(t *testing.T, base, filter string) kitRun {
 	case errors.As(err, &exit):
 		run.exitCode = exit.ExitCode()
 	default:
-		t.Fatalf("dsconform: %v\n%s", err, out)
+		run.err = fmt.Sprintf("dsconform: %v\n%s", err, out)
+		return run
 	}
 	rep, err := conformance.LoadReport(filepath.Join(dir, conformance.ReportFile))
 	if err != nil {
-		t.Fatalf("no report (exit %d): %v\n%s", run.exitCode, err, out)
+		run.err = fmt.Sprintf("no report (exit %d): %v\n%s", run.exitCode, err, out)
+		return run
 	}
 	for _, s := range rep.SpecReports {
 		if s.LeafNodeType == types.NodeTypeIt && s.State.Is(types.SpecStateFailureStates) {
@@ -246,16 +251,37 @@ func TestMutants(t *testing.T) {
 	identity := httptest.NewServer(newProxy(base, mutation{}))
 	defer identity.Close()
 	baseline := runKit(t, identity.URL, strings.Join(filters, " || "))
+	if baseline.err != "" {
+		t.Fatal(baseline.err)
+	}
 	if len(baseline.failing) > 0 {
 		t.Logf("specs failing without any mutation (ignored below): %v", keys(baseline.failing))
 	}
 
-	for _, m := range mutants {
-		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
+	// The runs mostly wait on the server (long-poll timeouts, SSE budgets), so they run
+	// concurrently, more than GOMAXPROCS at a time; the subtests then judge each outcome.
+	runs := make([]kitRun, len(mutants))
+	sem := make(chan struct{}, 6)
+	var wg sync.WaitGroup
+	for i, m := range mutants {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			srv := httptest.NewServer(newProxy(base, m.m))
 			defer srv.Close()
-			run := runKit(t, srv.URL, m.filter)
+			runs[i] = runKit(t, srv.URL, m.filter)
+		}()
+	}
+	wg.Wait()
+
+	for i, m := range mutants {
+		run := runs[i]
+		t.Run(m.name, func(t *testing.T) {
+			if run.err != "" {
+				t.Fatal(run.err)
+			}
 			if run.exitCode == 0 {
 				t.Fatalf("the kit passed a server that breaks %s\n%s", m.breaks, tail(run.output, 40))
 			}
@@ -273,6 +299,7 @@ func TestMutants(t *testing.T) {
 			if len(caught) == 0 {
 				t.Fatalf("no newly failing spec names %s; failing: %v\n%s", m.breaks, keys(run.failing), tail(run.output, 40))
 			}
+			sort.Strings(caught)
 			t.Logf("caught by %d spec(s), e.g. %q", len(caught), caught[0])
 		})
 	}
