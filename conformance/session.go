@@ -153,21 +153,6 @@ func (s *S) registerBucket(u string) {
 	s.mu.Unlock()
 }
 
-// Parallel runs fs concurrently and waits for all (each f may use Expect; failures are
-// reported through GinkgoRecover).
-func (s *S) Parallel(fs ...func()) {
-	var wg sync.WaitGroup
-	for _, f := range fs {
-		wg.Add(1)
-		go func() {
-			defer ginkgo.GinkgoRecover()
-			defer wg.Done()
-			f()
-		}()
-	}
-	wg.Wait()
-}
-
 // Async runs f (a request) in a goroutine and returns a channel with its response.
 // Failures inside f are reported to the spec.
 func (s *S) Async(f func() *Response) <-chan *Response {
