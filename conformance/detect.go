@@ -57,6 +57,20 @@ func (rt *runtime) prepareBucket(ctx context.Context, c *client) error {
 		return fmt.Errorf("conformance: bucketed surface: PUT %s answered %d, want 201 (does the server support buckets?)", rt.bucketURL(rt.bucket), r.StatusCode)
 	}
 	rt.createdBucket = true
+	// A server without buckets may have created a stream at /{bucket}: only a bucket
+	// describes itself (extension §1.3).
+	g, err := rt.probe(ctx, c, "GET", rt.bucketURL(rt.bucket))
+	if err != nil {
+		return err
+	}
+	var meta struct {
+		BucketID string `json:"bucket_id"`
+	}
+	if g.StatusCode != 200 || json.Unmarshal(g.Data, &meta) != nil || meta.BucketID != rt.bucket {
+		rt.deleteQuietly(ctx, c, rt.bucketURL(rt.bucket))
+		rt.createdBucket = false
+		return fmt.Errorf("conformance: bucketed surface: GET %s answered %d %q, not a bucket description (the server does not support buckets)", rt.bucketURL(rt.bucket), g.StatusCode, excerpt(g.Data, 100))
+	}
 	return nil
 }
 
