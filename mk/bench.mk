@@ -2,7 +2,7 @@
 #   make bench        the repo's Go testing.B benchmarks (BENCHTIME, BENCH_PKGS, BENCH_FILTER).
 #   make bench-peers  dsbench workloads against the Node reference server (durable and in
 #                     memory) and dsd, alternating round by round; writes BENCHMARKS.md's
-#                     generated section. About 12 min with the defaults; knobs (see
+#                     generated section. About 15 min with the defaults (ROUNDS=1: 6 min); knobs (see
 #                     tools/bench/peers.sh): BENCH_SERVERS, ROUNDS, BENCH_DUR, FANOUT_SUBS,
 #                     REPLAY_CLIENTS, IDLE_SUBS, STARTUP_KINDS, STARTUP_TOTAL, WRK.
 #   make bench-startup  only the start-up measurement (tools/bench/startup.sh).

@@ -109,7 +109,9 @@ func runBatch(args []string) error {
 	if single != nil {
 		sr := single.perSecond(single.Records)
 		r.Set("single_records_per_s", sr)
-		r.Set("single_p99_ms", single.Latency.Quantile(0.99))
+		if single.Latency.Count() > 0 {
+			r.Set("single_p99_ms", single.Latency.Quantile(0.99))
+		}
 		r.SetStatuses("single_", single.Statuses)
 		if sr > 0 {
 			r.Set("batch_vs_single", bst.perSecond(bst.Records)/sr)

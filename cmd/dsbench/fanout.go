@@ -160,7 +160,9 @@ func runFanout(args []string) error {
 	r.Set("malformed", malformed)
 	r.Set("reconnects", reconnects)
 	r.SetLatency("", &lat)
-	r.Set("append_p99_ms", pubLat.Quantile(0.99))
+	if pubLat.Count() > 0 {
+		r.Set("append_p99_ms", pubLat.Quantile(0.99))
+	}
 	r.Set("client_cpu_us_per_delivery", cpuPerOp(processCPU()-cpu0, int64(lat.Count())))
 	r.SetStatuses("", pubStatuses)
 	r.SetStatuses("subscribe_", connStatuses)

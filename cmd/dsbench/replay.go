@@ -238,7 +238,9 @@ func replayRead(ctx context.Context, t *Target, c replayConfig, workload string)
 	r.Set("bytes", total)
 	r.Set("mb_per_s", float64(total)/wall.Seconds()/1e6)
 	r.SetLatency("", &clientTime)
-	r.Set("req_p99_ms", reqLat.Quantile(0.99))
+	if reqLat.Count() > 0 {
+		r.Set("req_p99_ms", reqLat.Quantile(0.99))
+	}
 	r.Set("failed", failed)
 	r.Set("incomplete", incomplete)
 	r.SetStatuses("", statuses)

@@ -153,6 +153,11 @@ func cell(c benchCase, a *serverAgg) string {
 		}
 	}
 	var notes []string
+	if subs, ok := a.median("subscribers"); ok {
+		if conn, ok := a.median("connected"); ok && conn < subs {
+			notes = append(notes, fmt.Sprintf("only %.0f of %.0f subscribers connected", conn, subs))
+		}
+	}
 	if e := a.sum("errors"); e > 0 {
 		notes = append(notes, fmt.Sprintf("%.0f errors", e))
 	}

@@ -17,6 +17,9 @@ RESULT workload=batch server=node-durable round=1 case=batch-100 unsupported=1
 RESULT workload=batch server=dsd round=1 case=batch-100 records_per_s=90000 batch_vs_single=6.1 p99_ms=40
 RESULT workload=fanout server=node-durable round=1 case=fanout-1000 p99_ms=30 lost=0 dups=0
 RESULT workload=fanout server=dsd round=1 case=fanout-1000 p99_ms=8 lost=3 dups=0
+RESULT workload=replay server=node-durable round=1 case=replay-500 failed=500 incomplete=0
+RESULT workload=replay server=dsd round=1 case=replay-500 p99_ms=700 failed=0 incomplete=0
+RESULT workload=idle-sse server=dsd round=1 case=idle-sse-10000 subscribers=10000 connected=9000 per_sub_kib=3
 RESULT workload=append round=1 rps=5
 `
 
@@ -61,6 +64,14 @@ func TestReportTargetsJudgeDSD(t *testing.T) {
 	if r := c.Check(res.byCase["fanout-1000"]); r.ok || !strings.Contains(r.why, "lost") {
 		t.Fatalf("fanout with 3 lost events passed the target (%+v)", r)
 	}
+	c, _ = caseByName("replay-500")
+	if r := c.Check(res.byCase["replay-500"]); !r.ok {
+		t.Fatalf("Node durable read nothing (no p99): dsd's 700 ms must count as not worse: %s", r.why)
+	}
+	c, _ = caseByName("idle-sse-10000")
+	if r := c.Check(res.byCase["idle-sse-10000"]); r.ok {
+		t.Fatal("9,000 of 10,000 subscribers connected passed the idle-sse target")
+	}
 	c, _ = caseByName("batch-100")
 	if r := c.Check(res.byCase["batch-100"]); !r.ok {
 		t.Fatal("batch 6.1x should meet >= 5x")
@@ -78,6 +89,7 @@ func TestReportRendersTable(t *testing.T) {
 		"| 10x |",
 		"unsupported",
 		"**no**: lost 3 > 0",
+		"[only 9000 of 10000 subscribers connected]",
 		"- nproc: 2",
 		"```\nmake bench-peers\n```",
 	} {

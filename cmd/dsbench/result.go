@@ -58,8 +58,12 @@ func (r *Result) Set(key string, v any) {
 // Get returns the value of key ("" when unset).
 func (r *Result) Get(key string) string { return r.vals[key] }
 
-// SetLatency records count, p50, p90, p99 and max of h under prefix (e.g. "" -> p50_ms).
+// SetLatency records p50, p90, p99 and max of h under prefix (e.g. "" -> p50_ms). An empty
+// histogram sets nothing: "no sample" must not read as "0 ms" to whoever takes medians.
 func (r *Result) SetLatency(prefix string, h *Histogram) {
+	if h.Count() == 0 {
+		return
+	}
 	r.Set(prefix+"p50_ms", h.Quantile(0.50))
 	r.Set(prefix+"p90_ms", h.Quantile(0.90))
 	r.Set(prefix+"p99_ms", h.Quantile(0.99))

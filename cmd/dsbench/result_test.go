@@ -58,3 +58,17 @@ func TestStatusesCountErrorsAndTransportFailures(t *testing.T) {
 		t.Fatalf("String = %q", s.String())
 	}
 }
+
+func TestResultOmitsLatencyWithoutSamples(t *testing.T) {
+	r := NewResult("fanout", nil)
+	r.SetLatency("", &Histogram{})
+	if r.Get("p99_ms") != "" || r.String() != "RESULT workload=fanout" {
+		t.Fatalf("empty histogram wrote %s", r)
+	}
+	var h Histogram
+	h.Record(3 * time.Millisecond)
+	r.SetLatency("req_", &h)
+	if r.Get("req_p99_ms") != "3.000" || r.Get("req_max_ms") != "3.000" {
+		t.Fatalf("latency keys: %s", r)
+	}
+}

@@ -9,8 +9,8 @@
 # server would measure the earlier cases' leftovers). Cases: tools/bench/peers-case.sh.
 # Env (defaults in brackets):
 #   BENCH_SERVERS ["node-durable node dsd"]  kinds of tools/with-server.sh, in round order
-#   ROUNDS [3]  BENCH_DUR [10s]  (duration of each timed workload)
-#   BENCH_CASES ["append-100 append-1 wrk-append-100 fanout-1000 replay-500 batch-100"]
+#   ROUNDS [3]  BENCH_DUR [8s]  (duration of each timed workload)
+#   BENCH_CASES ["append-100 wrk-append-100 append-1 wrk-append-1 fanout-1000 replay-500 batch-100"]
 #   FANOUT_SUBS [1000]  FANOUT_RATE [50]  REPLAY_CLIENTS [500]  REPLAY_BYTES [204800]
 #   IDLE_SUBS [10000] (0 = skip)  STARTUP_KINDS ["dsd"] ("" = skip)  STARTUP_STREAMS [10000]
 #   STARTUP_TOTAL [1GiB]  BENCH_OUT [.reports/bench]  BENCHMARKS [BENCHMARKS.md]
@@ -19,7 +19,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HERE="$ROOT/tools/bench"
 export BENCH_OUT="${BENCH_OUT:-$ROOT/.reports/bench}"
 read -r -a kinds <<<"${BENCH_SERVERS:-node-durable node dsd}"
-read -r -a cases <<<"${BENCH_CASES:-append-100 append-1 wrk-append-100 fanout-1000 replay-500 batch-100}"
+read -r -a cases <<<"${BENCH_CASES:-append-100 wrk-append-100 append-1 wrk-append-1 fanout-1000 replay-500 batch-100}"
 ROUNDS="${ROUNDS:-3}"; IDLE_SUBS="${IDLE_SUBS:-10000}"
 rm -rf "$BENCH_OUT"; mkdir -p "$BENCH_OUT"
 start=$(date +%s)
@@ -42,7 +42,7 @@ if [ "$IDLE_SUBS" -gt 0 ]; then
 fi
 [ -z "${STARTUP_KINDS-dsd}" ] || "$HERE/startup.sh"
 
-settings="BENCH_SERVERS=\"${kinds[*]}\" ROUNDS=$ROUNDS BENCH_DUR=${BENCH_DUR:-10s} FANOUT_SUBS=${FANOUT_SUBS:-1000} FANOUT_RATE=${FANOUT_RATE:-50} REPLAY_CLIENTS=${REPLAY_CLIENTS:-500} IDLE_SUBS=$IDLE_SUBS STARTUP_KINDS=\"${STARTUP_KINDS-dsd}\" STARTUP_TOTAL=${STARTUP_TOTAL:-1GiB}; wall $(( $(date +%s) - start )) s; load average (1/5/15 min) at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
+settings="BENCH_SERVERS=\"${kinds[*]}\" ROUNDS=$ROUNDS BENCH_DUR=${BENCH_DUR:-8s} FANOUT_SUBS=${FANOUT_SUBS:-1000} FANOUT_RATE=${FANOUT_RATE:-50} REPLAY_CLIENTS=${REPLAY_CLIENTS:-500} IDLE_SUBS=$IDLE_SUBS STARTUP_KINDS=\"${STARTUP_KINDS-dsd}\" STARTUP_TOTAL=${STARTUP_TOTAL:-1GiB}; wall $(( $(date +%s) - start )) s; load average (1/5/15 min) at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
 "$ROOT/bin/dsbench" report --out "${BENCHMARKS:-$ROOT/BENCHMARKS.md}" --commands "$BENCH_OUT/commands.txt" \
   --settings "$settings" "$BENCH_OUT/results.txt" >/dev/null
 grep -c '^RESULT' "$BENCH_OUT/results.txt" | xargs echo "bench-peers: RESULT lines:" >&2

@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
 # The append workload driven by wrk instead of dsbench, to calibrate dsbench's numbers.
-# Usage: tools/bench/wrk-append.sh            (targets $DS_BASE_URL, e.g. under tools/with-server.sh)
-# Creates WRK_STREAMS text/plain streams (flat surface, or {base}/{BUCKET}/ with BUCKET set and
-# the bucket created), then runs wrk -t WRK_THREADS -c WRK_CONNS -d WRK_DUR with wrk-append.lua.
-# Prints wrk's own summary to stderr and one dsbench-style RESULT line (BENCH_TAGS added) to stdout.
-# Env: WRK_STREAMS (100), WRK_CONNS (50), WRK_THREADS (2), WRK_DUR (10s), WRK_SIZE (100),
-#      BUCKET (""), BENCH_TAGS ("key=value ..."). Installs wrk with apt-get when missing and root.
+# Usage: tools/bench/wrk-append.sh [--streams N] [--conns C] [--threads T] [--duration D] [--size B]
+#   (defaults 100, 50, 2, 10s, 100; targets $DS_BASE_URL, e.g. under tools/with-server.sh)
+# Creates N text/plain streams (flat surface, or {base}/{BUCKET}/ with BUCKET set and the
+# bucket created), then runs wrk -t T -c C -d D with wrk-append.lua.
+# Prints wrk's own summary to stderr and one dsbench-style RESULT line (BENCH_TAGS added, and
+# client_cpu_us_per_req = wrk's user+sys CPU per request) to stdout.
+# Env: BUCKET (""), BENCH_TAGS ("key=value ..."). Installs wrk with apt-get when missing and root.
 set -euo pipefail
 BASE="${DS_BASE_URL:?DS_BASE_URL is required}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-N="${WRK_STREAMS:-100}"; CONNS="${WRK_CONNS:-50}"; THREADS="${WRK_THREADS:-2}"; DUR="${WRK_DUR:-10s}"
+N=100; CONNS=50; THREADS=2; DUR=10s; SIZE=100
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --streams) N="$2" ;; --conns) CONNS="$2" ;; --threads) THREADS="$2" ;;
+    --duration) DUR="$2" ;; --size) SIZE="$2" ;;
+    *) echo "wrk-append: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift 2
+done
 if ! command -v wrk >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     { apt-get install -y wrk || { apt-get update && apt-get install -y wrk; }; } >&2
@@ -25,7 +34,7 @@ for i in $(seq 0 $((N - 1))); do
 done
 # bash's `time` reports wrk's own CPU (user + sys), to compare the clients' costs.
 TIMEFORMAT='WRKCPU %U %S'
-out=$( { time WRK_PREFIX="$PREFIX" WRK_STREAMS="$N" WRK_SIZE="${WRK_SIZE:-100}" \
+out=$( { time WRK_PREFIX="$PREFIX" WRK_STREAMS="$N" WRK_SIZE="$SIZE" \
   wrk -t"$THREADS" -c"$CONNS" -d"$DUR" --latency -s "$HERE/wrk-append.lua" "$BASE/" 2>&1; } 2>&1)
 echo "$out" | grep -v '^RESULT\|^WRKCPU' >&2
 line=$(echo "$out" | grep '^RESULT') || { echo "wrk-append: no RESULT line from wrk" >&2; exit 1; }
