@@ -39,13 +39,16 @@ var workloads = map[string]workload{
 	"report":   {"aggregate RESULT lines into the generated section of BENCHMARKS.md", runReport},
 }
 
-func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+func main() { os.Exit(run(os.Args[1:])) }
+
+// run dispatches to a workload and returns the exit status (2 = usage).
+func run(args []string) int {
+	if len(args) < 1 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage()
-		if len(os.Args) < 2 {
-			os.Exit(2)
+		if len(args) < 1 {
+			return 2
 		}
-		return
+		return 0
 	}
 	if os.Getenv("GOGC") == "" {
 		// The generator shares the machine with the server: fewer GC cycles cut its CPU per
@@ -53,18 +56,27 @@ func main() {
 		// few tens of MB more heap. $GOGC overrides.
 		debug.SetGCPercent(400)
 	}
-	w, ok := workloads[os.Args[1]]
+	w, ok := workloads[args[0]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "dsbench: unknown workload %q\n\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "dsbench: unknown workload %q\n\n", args[0])
 		usage()
-		os.Exit(2)
+		return 2
 	}
-	if err := w.run(os.Args[2:]); errors.Is(err, flag.ErrHelp) {
-		return
+	if path := os.Getenv("DSBENCH_CPUPROFILE"); path != "" {
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "dsbench: %v\n", err)
+			return 1
+		}
+		defer stop()
+	}
+	if err := w.run(args[1:]); errors.Is(err, flag.ErrHelp) {
+		return 0
 	} else if err != nil {
-		fmt.Fprintf(os.Stderr, "dsbench %s: %v\n", os.Args[1], err)
-		os.Exit(1)
+		fmt.Fprintf(os.Stderr, "dsbench %s: %v\n", args[0], err)
+		return 1
 	}
+	return 0
 }
 
 func usage() {
@@ -87,5 +99,7 @@ Workloads:
 	}
 	fmt.Fprint(os.Stderr, `
 Each run ends with one line "RESULT workload=NAME key=value ..." (latencies in ms, rates per s).
+Env: DSBENCH_CPUPROFILE=FILE writes a CPU profile of the generator itself (go tool pprof);
+GOGC overrides the generator's GC percent (400).
 `)
 }

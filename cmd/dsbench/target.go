@@ -65,7 +65,7 @@ func newTarget(c Common, conns int) *Target {
 
 // newHTTPClient returns a keep-alive client tuned for a closed loop of conns connections:
 // no compression (bytes on the wire are what we measure), idle pool >= conns, no proxy.
-// timeout 0 means none (for SSE).
+// timeout bounds each whole request (0 = none, for SSE).
 func newHTTPClient(conns int, timeout time.Duration) *http.Client {
 	tr := &http.Transport{
 		Proxy:               nil,
