@@ -68,30 +68,17 @@ func runFanout(args []string) error {
 	subs := make([]*subscriber, c.Subscribers)
 	trackers := make([]*fanoutTracker, c.Subscribers)
 	uniques := make([]atomic.Int64, c.Subscribers)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64) // connection attempts in flight
-	connectStart := time.Now()
 	for i := range subs {
 		tr := newFanoutTracker()
 		trackers[i] = tr
-		s := newSubscriber(streamURL, client, "now")
-		s.OnData = func(data []byte, at time.Time) {
+		subs[i] = newSubscriber(streamURL, client, "now")
+		subs[i].OnData = func(data []byte, at time.Time) {
 			tr.Observe(data, at.Sub(base))
 			uniques[i].Store(tr.Unique)
 		}
-		subs[i] = s
-		wg.Go(func() {
-			sem <- struct{}{}
-			go func() {
-				select {
-				case <-s.connected:
-				case <-ctx.Done():
-				}
-				<-sem
-			}()
-			_ = s.Run(ctx, 200*time.Millisecond, 0)
-		})
 	}
+	connectStart := time.Now()
+	wg := startSubscribers(ctx, subs, 64, 200*time.Millisecond)
 	connected := waitConnected(subs, c.ConnectTimeout)
 	fmt.Printf("subscribers: %d/%d connected in %v\n", connected, c.Subscribers, time.Since(connectStart).Round(time.Millisecond))
 
@@ -168,32 +155,6 @@ func runFanout(args []string) error {
 	r.SetStatuses("subscribe_", connStatuses)
 	fmt.Println(r)
 	return nil
-}
-
-// waitConnected waits until every subscriber has had its first control event or timeout
-// passes, and returns how many had.
-func waitConnected(subs []*subscriber, timeout time.Duration) int {
-	deadline := time.After(timeout)
-	for _, s := range subs {
-		select {
-		case <-s.connected:
-		case <-deadline:
-			return countConnected(subs)
-		}
-	}
-	return len(subs)
-}
-
-func countConnected(subs []*subscriber) int {
-	n := 0
-	for _, s := range subs {
-		select {
-		case <-s.connected:
-			n++
-		default:
-		}
-	}
-	return n
 }
 
 // allReceived reports whether every subscriber has at least n distinct events.

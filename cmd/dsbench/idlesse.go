@@ -10,7 +10,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -56,24 +55,11 @@ func runIdleSSE(args []string) error {
 
 	client := newSSEClient(*subscribers)
 	subs := make([]*subscriber, *subscribers)
-	sem := make(chan struct{}, *parallel)
-	var wg sync.WaitGroup
-	start := time.Now()
 	for i := range subs {
-		s := newSubscriber(t.StreamURL(t.StreamName(i%*streams)), client, "now")
-		subs[i] = s
-		wg.Go(func() {
-			sem <- struct{}{}
-			go func() {
-				select {
-				case <-s.connected:
-				case <-ctx.Done():
-				}
-				<-sem
-			}()
-			_ = s.Run(ctx, 500*time.Millisecond, 0)
-		})
+		subs[i] = newSubscriber(t.StreamURL(t.StreamName(i%*streams)), client, "now")
 	}
+	start := time.Now()
+	wg := startSubscribers(ctx, subs, *parallel, 500*time.Millisecond)
 	connected := waitConnected(subs, *connectTimeout)
 	connectTime := time.Since(start)
 	fmt.Printf("connected: %d/%d in %v\n", connected, *subscribers, connectTime.Round(time.Millisecond))

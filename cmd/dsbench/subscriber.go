@@ -129,3 +129,52 @@ func newSSEClient(n int) *http.Client {
 	c.Transport.(*http.Transport).WriteBufferSize = 4 << 10
 	return c
 }
+
+// startSubscribers runs every subscriber in its own goroutine until ctx ends, with at most
+// parallel of them connecting at once (one waiting for its first control event holds a slot),
+// so that thousands of subscribers do not all dial in the same instant. Wait on the returned
+// group after cancelling ctx.
+func startSubscribers(ctx context.Context, subs []*subscriber, parallel int, retry time.Duration) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, parallel)
+	for _, s := range subs {
+		wg.Go(func() {
+			slots <- struct{}{}
+			go func() {
+				select {
+				case <-s.connected:
+				case <-ctx.Done():
+				}
+				<-slots
+			}()
+			_ = s.Run(ctx, retry, 0)
+		})
+	}
+	return &wg
+}
+
+// waitConnected waits until every subscriber has had its first control event or timeout
+// passes, and returns how many had.
+func waitConnected(subs []*subscriber, timeout time.Duration) int {
+	deadline := time.After(timeout)
+	for _, s := range subs {
+		select {
+		case <-s.connected:
+		case <-deadline:
+			return countConnected(subs)
+		}
+	}
+	return len(subs)
+}
+
+func countConnected(subs []*subscriber) int {
+	n := 0
+	for _, s := range subs {
+		select {
+		case <-s.connected:
+			n++
+		default:
+		}
+	}
+	return n
+}
