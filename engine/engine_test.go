@@ -387,3 +387,23 @@ func TestTailCacheAgreesWithStorage(t *testing.T) {
 		t.Fatalf("cache %d bytes, storage %d bytes, want %d", len(cached), len(stored), want.Len())
 	}
 }
+
+// Idle tail caches are dropped; reads then come from storage and stay identical, and the
+// cache refills with the next appends.
+func TestIdleCachesAreDropped(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("ic", "text/plain", "a")
+	te.mustAppend("ic", "text/plain", "b")
+	te.dropIdleCaches(-time.Hour)
+	s, _ := te.lookup(key("ic").String())
+	if n := len(s.cache.msgs); n != 0 {
+		t.Fatalf("%d cached messages after drop", n)
+	}
+	te.mustAppend("ic", "text/plain", "c")
+	if got := string(te.readAll("ic").Data); got != "abc" {
+		t.Fatalf("read %q", got)
+	}
+	if n := len(s.cache.msgs); n != 1 {
+		t.Fatalf("cache holds %d messages after one append", n)
+	}
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -181,6 +182,7 @@ func (e *Engine) messages(s *stream, v *streamMeta, start uint64, lim limits) (s
 		for n := 0; n < len(cached) && lim.allows(n, len(sp.data), int(cached[n].size())); n++ {
 			sp.add(cached[n].data())
 		}
+		s.cacheUsed = time.Now().UnixMilli()
 	}
 	s.mu.Unlock()
 	switch {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"time"
 	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
@@ -28,6 +29,7 @@ type stream struct {
 	producers  map[string]*producerState
 	notify     chan struct{} // closed and replaced at every publish
 	cache      tailCache
+	cacheUsed  int64 // Unix ms of the last publish or cache read
 
 	access atomic.Int64 // last GET/POST, Unix ms (sliding TTL)
 	live   atomic.Int32 // open long-poll and SSE requests (A-14: never expire while > 0)
@@ -72,6 +74,7 @@ func (s *stream) publish(after *streamMeta, msgs []cachedMsg) {
 	}
 	if len(msgs) > 0 {
 		s.cache.add(msgs)
+		s.cacheUsed = time.Now().UnixMilli()
 	}
 	ch := s.notify
 	s.notify = make(chan struct{})

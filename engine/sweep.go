@@ -35,6 +35,25 @@ func (e *Engine) sweepLoop() {
 		}
 		e.collectTrash()
 		e.trimRetained()
+		e.dropIdleCaches(cacheIdle)
+	}
+}
+
+// cacheIdle is how long a stream's tail cache outlives its last use without live readers.
+const cacheIdle = 10 * time.Second
+
+// dropIdleCaches empties the tail caches of streams that nobody reads live and that saw
+// no use for idle, so the cache's memory follows the set of active streams.
+func (e *Engine) dropIdleCaches(idle time.Duration) {
+	cutoff := time.Now().Add(-idle).UnixMilli()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, s := range e.byID {
+		s.mu.Lock()
+		if len(s.cache.msgs) > 0 && s.live.Load() == 0 && s.pins.Load() == 0 && s.cacheUsed < cutoff {
+			s.cache.reset(s.cache.end)
+		}
+		s.mu.Unlock()
 	}
 }
 
