@@ -10,7 +10,7 @@ import (
 )
 
 var (
-	flagScripts = flag.Int("diff.scripts", 300, "random scripts per differential test")
+	flagScripts = flag.Int("diff.scripts", 150, "random scripts per differential test")
 	flagSteps   = flag.Int("diff.steps", 60, "steps per random script")
 	flagSeed    = flag.Uint64("diff.seed", 0, "first seed (0: derived from the time; printed)")
 )

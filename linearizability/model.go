@@ -191,9 +191,10 @@ func stepAppend(s State, in Input, out Output) (bool, State) {
 }
 
 // stepClosed: a POST to a closed stream (A-07 step 3). Close-only: 204 with
-// Stream-Closed and the final offset (B-5.3-01). The tuple that closed it: 204
-// (B-5.2.1-09). A known producer with a stale epoch: 403 or 409 (B-5.2.1-09 allows
-// either). Anything else: 409 with Stream-Closed and the final offset (B-5.2-07, B-5.2-10).
+// Stream-Closed and the final offset (B-5.3-01). The tuple that closed it: 204, which
+// B-5.2.1-09 makes a SHOULD, so a 409 is accepted too. A known producer with a stale
+// epoch: 403 or 409 (B-5.2.1-09 allows either). Anything else: 409 with Stream-Closed
+// and the final offset (B-5.2-07, B-5.2-10).
 func stepClosed(s State, in Input, out Output) (bool, State) {
 	if in.Body == "" {
 		if out.Status != 204 || !out.Closed {
@@ -202,8 +203,8 @@ func stepClosed(s State, in Input, out Output) (bool, State) {
 		return s.atTail(out.Offset)
 	}
 	if p := in.Producer; p != nil {
-		if s.Closer == encodeProducer(*p) {
-			return out.Status == 204, s
+		if s.Closer == encodeProducer(*p) && out.Status == 204 {
+			return true, s // SHOULD; a plain 409 below is allowed too
 		}
 		if ps := s.producer(p.ID); ps != nil && p.Epoch < ps.Epoch && out.Status == 403 {
 			return true, s

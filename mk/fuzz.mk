@@ -16,3 +16,12 @@ fuzz:
 ## fuzz-replay: run every target on its seeds and committed corpus only.
 fuzz-replay:
 	$(GO) test -count=1 -run '^Fuzz' -v ./fuzz | grep -E '^(--- |ok|FAIL|PASS)'
+
+DIFF_SCRIPTS ?= 5000
+
+.PHONY: difftest
+
+## difftest: a long differential run, model vs engine vs httpd (DIFF_SCRIPTS random scripts of 60 steps).
+difftest:
+	$(GO) test -count=1 -timeout 60m -run '^TestModelVsEngineAndHTTP$$' -v ./difftest -args -diff.scripts=$(DIFF_SCRIPTS) \
+	  | grep -E '^(--- |ok|FAIL)|diff_test'
