@@ -69,11 +69,12 @@ func (e *Engine) Append(key model.StreamKey, req AppendRequest) (AppendResult, e
 	}
 	now := e.now()
 	s.mu.Lock()
+	decided := s.lastLSN
 	res, o, lsn, err := e.decideAppend(s, &req, msgs, parseErr, now)
 	s.mu.Unlock()
 	switch {
 	case err != nil:
-		return AppendResult{}, err
+		return AppendResult{}, e.refuse(decided, err)
 	case o != nil:
 		return res, e.await(o)
 	}

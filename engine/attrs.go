@@ -34,8 +34,9 @@ func (e *Engine) SetAttrs(key model.StreamKey, attrs []byte) error {
 	now := e.now()
 	s.mu.Lock()
 	if err := e.liveForWrite(s, now); err != nil {
+		lsn := s.lastLSN
 		s.mu.Unlock()
-		return err
+		return e.refuse(lsn, err)
 	}
 	if bytes.Equal(s.m.Attrs, attrs) {
 		lsn := s.lastLSN

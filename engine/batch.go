@@ -44,13 +44,16 @@ func (e *Engine) AppendBatch(key model.StreamKey, mediaType string, frames [][]b
 	}
 	now := e.now()
 	s.mu.Lock()
+	decided := s.lastLSN
 	acks, o, err := e.decideBatch(s, mediaType, frames, parsed, parseErr, now)
 	s.mu.Unlock()
-	if err != nil {
-		return nil, false, err
-	}
-	if o != nil {
+	switch {
+	case err != nil:
+		return nil, false, e.refuse(decided, err)
+	case o != nil:
 		err = e.await(o)
+	default:
+		err = e.waitDurable(decided) // every frame refused from decided state
 	}
 	return acks, s.isJSON, err
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 
 	bolt "go.etcd.io/bbolt"
@@ -91,18 +92,23 @@ func (e *Engine) Bucket(id string) (BucketInfo, error) {
 	}
 	e.mu.Lock()
 	b, err := e.bucketLocked(id)
+	if err == nil && b.exists {
+		err = e.expireBucketLocked(id, b)
+	}
 	var info BucketInfo
 	var lsn uint64
-	if err == nil && b.exists {
-		info = BucketInfo{ID: id, Streams: b.rec.Streams, CreatedAt: b.rec.CreatedMs}
+	if err == nil {
 		lsn = b.lastLSN
+		if b.exists {
+			info = BucketInfo{ID: id, Streams: b.rec.Streams, CreatedAt: b.rec.CreatedMs}
+		}
 	}
 	e.mu.Unlock()
 	switch {
 	case err != nil:
 		return BucketInfo{}, err
 	case info.ID == "":
-		return BucketInfo{}, model.ErrBucketNotFound
+		return BucketInfo{}, e.refuse(lsn, model.ErrBucketNotFound)
 	}
 	return info, e.waitDurable(lsn)
 }
@@ -118,16 +124,20 @@ func (e *Engine) DeleteBucket(id string) error {
 	}
 	e.mu.Lock()
 	b, err := e.bucketLocked(id)
+	if err == nil && b.exists {
+		err = e.expireBucketLocked(id, b)
+	}
+	var lsn uint64
 	switch {
 	case err != nil:
 	case !b.exists:
-		err = model.ErrBucketNotFound
+		err, lsn = model.ErrBucketNotFound, b.lastLSN
 	case b.rec.Streams > 0:
-		err = model.ErrBucketNotEmpty
+		err, lsn = model.ErrBucketNotEmpty, b.lastLSN
 	}
 	if err != nil {
 		e.mu.Unlock()
-		return err
+		return e.refuse(lsn, err)
 	}
 	b.exists = false
 	b.rec = bucketRecord{}
@@ -158,4 +168,40 @@ func addBucketStreams(tx *bolt.Tx, id string, delta int) error {
 	}
 	nv, _ := json.Marshal(rec)
 	return bk.Put([]byte(id), nv)
+}
+
+// expireBucketLocked deletes the bucket's streams whose lifetime has ended, so that its
+// count and emptiness reflect live streams only (expiry is otherwise lazy, A-14). The
+// bucket's lastLSN then covers those deletions. e.mu is held.
+func (e *Engine) expireBucketLocked(id string, b *bucketState) error {
+	if b.rec.Streams == 0 {
+		return nil
+	}
+	var keys []string
+	prefix := []byte(id + "/")
+	err := e.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bktNames).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			keys = append(keys, string(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	now := e.now()
+	for _, k := range keys {
+		s, err := e.lookupLocked(k)
+		if err != nil || s == nil {
+			continue
+		}
+		s.mu.Lock()
+		if !s.deleted && !s.m.SoftDeleted && s.live.Load() == 0 && s.m.expired(now, s.access.Load()) {
+			if err := e.expireLocked(s); err == nil {
+				b.lastLSN = max(b.lastLSN, s.lastLSN)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return nil
 }

@@ -210,6 +210,16 @@ func (e *Engine) await(o *op) error {
 	return nil
 }
 
+// refuse returns a refusal decided from a stream's decided state once that state is
+// durable (lsn: the stream's last queued op at decision time). A refusal must not reflect
+// a write that could still fail or that readers cannot see yet (linearizability, D4).
+func (e *Engine) refuse(lsn uint64, err error) error {
+	if werr := e.waitDurable(lsn); werr != nil {
+		return werr
+	}
+	return err
+}
+
 // waitDurable waits until every op numbered up to lsn has committed. Responses that
 // reflect decided-but-queued state (a deduplicated retry, an idempotent re-create) wait
 // here, so nothing is acknowledged before it is durable.

@@ -53,7 +53,7 @@ func (e *Engine) Create(key model.StreamKey, req CreateRequest) (CreateResult, e
 	if err != nil || !b.exists {
 		e.mu.Unlock()
 		if err == nil {
-			err = model.ErrBucketNotFound
+			err = e.refuse(b.lastLSN, model.ErrBucketNotFound)
 		}
 		return CreateResult{}, err
 	}
@@ -66,10 +66,7 @@ func (e *Engine) Create(key model.StreamKey, req CreateRequest) (CreateResult, e
 		res, lsn, done, err := e.existingForCreate(s, &req, now)
 		if done {
 			e.mu.Unlock()
-			if err == nil {
-				err = e.waitDurable(lsn)
-			}
-			return res, err
+			return res, e.refuse(lsn, err)
 		}
 	}
 	if parseErr != nil {
@@ -103,19 +100,19 @@ func (e *Engine) existingForCreate(s *stream, req *CreateRequest, now time.Time)
 	}
 	m := s.m
 	if m.SoftDeleted {
-		return res, 0, true, model.ErrStreamDeletedPut
+		return res, s.lastLSN, true, model.ErrStreamDeletedPut
 	}
 	if m.expired(now, s.access.Load()) && s.live.Load() == 0 {
 		if err := e.expireLocked(s); err != nil {
 			return res, 0, true, err
 		}
 		if s.m.SoftDeleted {
-			return res, 0, true, model.ErrStreamDeletedPut
+			return res, s.lastLSN, true, model.ErrStreamDeletedPut
 		}
 		return res, 0, false, nil
 	}
 	if !sameConfig(m, req) {
-		return res, 0, true, model.ErrConfigMismatch
+		return res, s.lastLSN, true, model.ErrConfigMismatch
 	}
 	rn := m.RecordNext
 	return CreateResult{Info: m.info(), RecordStart: rn, RecordNext: rn}, s.lastLSN, true, nil

@@ -31,6 +31,7 @@ func (e *Engine) Delete(key model.StreamKey) error {
 		return err
 	}
 	s.mu.Lock()
+	decided := s.lastLSN
 	var o *op
 	switch {
 	case s.deleted:
@@ -48,7 +49,7 @@ func (e *Engine) Delete(key model.StreamKey) error {
 	s.mu.Unlock()
 	e.mu.Unlock()
 	if err != nil {
-		return err
+		return e.refuse(decided, err)
 	}
 	return e.await(o)
 }

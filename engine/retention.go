@@ -22,11 +22,12 @@ func (e *Engine) SetRetention(key model.StreamKey, at Position) (StreamInfo, err
 		return StreamInfo{}, err
 	}
 	s.mu.Lock()
+	decided := s.lastLSN
 	o, info, lsn, err := e.decideRetention(s, at)
 	s.mu.Unlock()
 	switch {
 	case err != nil:
-		return StreamInfo{}, err
+		return StreamInfo{}, e.refuse(decided, err)
 	case o != nil:
 		return info, e.await(o)
 	}

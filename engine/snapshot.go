@@ -64,11 +64,12 @@ func (e *Engine) PublishSnapshot(key model.StreamKey, req SnapshotRequest) (Snap
 	}
 	info := SnapshotInfo{ContentType: req.ContentType, Digest: SnapshotDigest(mt, req.Body), Size: int64(len(req.Body))}
 	s.mu.Lock()
+	decided := s.lastLSN
 	o, lsn, err := e.decideSnapshot(s, &req, &info)
 	s.mu.Unlock()
 	switch {
 	case err != nil:
-		return SnapshotInfo{}, err
+		return SnapshotInfo{}, e.refuse(decided, err)
 	case o != nil:
 		return info, e.await(o)
 	}
@@ -200,8 +201,9 @@ func (e *Engine) DeleteSnapshot(key model.StreamKey, at model.Offset) error {
 		err = model.ErrSnapshotLatest
 	}
 	if err != nil {
+		lsn := s.lastLSN
 		s.mu.Unlock()
-		return err
+		return e.refuse(lsn, err)
 	}
 	nm := s.edit()
 	nm.Snapshot = nil
