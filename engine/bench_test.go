@@ -29,7 +29,9 @@ func benchEngine(b *testing.B, noSync bool) *Engine {
 	return e
 }
 
-func bkey(i int) model.StreamKey { return model.StreamKey{Bucket: "bench", Stream: fmt.Sprintf("s%d", i)} }
+func bkey(i int) model.StreamKey {
+	return model.StreamKey{Bucket: "bench", Stream: fmt.Sprintf("s%d", i)}
+}
 
 func benchCreate(b *testing.B, e *Engine, i int, ct string) {
 	mt, _ := model.MediaType(ct)

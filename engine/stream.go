@@ -2,8 +2,8 @@ package engine
 
 import (
 	"sync"
-	"time"
 	"sync/atomic"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
