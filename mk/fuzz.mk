@@ -15,7 +15,9 @@ fuzz:
 
 ## fuzz-replay: run every target on its seeds and committed corpus only.
 fuzz-replay:
-	$(GO) test -count=1 -run '^Fuzz' -v ./fuzz | grep -E '^(--- |ok|FAIL|PASS)'
+	@mkdir -p $(REPORT_DIR)
+	@$(GO) test -count=1 -run '^Fuzz' -v ./fuzz >$(REPORT_DIR)/fuzz-replay.log 2>&1; rc=$$?; \
+	  grep -E '^(--- |ok|FAIL)|SKIP|KI-' $(REPORT_DIR)/fuzz-replay.log; exit $$rc
 
 DIFF_SCRIPTS ?= 5000
 
@@ -23,5 +25,6 @@ DIFF_SCRIPTS ?= 5000
 
 ## difftest: a long differential run, model vs engine vs httpd (DIFF_SCRIPTS random scripts of 60 steps).
 difftest:
-	$(GO) test -count=1 -timeout 60m -run '^TestModelVsEngineAndHTTP$$' -v ./difftest -args -diff.scripts=$(DIFF_SCRIPTS) \
-	  | grep -E '^(--- |ok|FAIL)|diff_test'
+	@mkdir -p $(REPORT_DIR)
+	@$(GO) test -count=1 -timeout 60m -run '^TestModelVsEngineAndHTTP$$' -v ./difftest -args -diff.scripts=$(DIFF_SCRIPTS) \
+	  >$(REPORT_DIR)/difftest.log 2>&1; rc=$$?; grep -E '^(--- |ok|FAIL)|diff_test' $(REPORT_DIR)/difftest.log; exit $$rc
