@@ -189,8 +189,7 @@ func writeFixtures(t *testing.T) {
 	for name, h := range handWritten() {
 		writeHistory(t, name, h)
 	}
-	cfg := Config{Clients: 8, Ops: 120, Streams: 2, Seed: 42, Prefix: "fx", LiveTimeout: 20 * time.Second,
-		ExclusiveConflicts: true}
+	cfg := Config{Clients: 8, Ops: 120, Streams: 2, Seed: 42, Prefix: "fx", LiveTimeout: 20 * time.Second}
 	record := func(name string, store httpd.Store, wantOK bool) {
 		for attempt := 0; attempt < 20; attempt++ {
 			run, err := Record(context.Background(), EngineClient{Store: store, Bucket: "fixtures-" + name}, cfg)

@@ -32,7 +32,7 @@ func testConfig() Config {
 		}
 	}
 	return Config{Clients: *flagClients, Ops: ops, Streams: *flagStreams, Seed: *flagSeed,
-		LiveTimeout: 20 * time.Second, ExclusiveConflicts: os.Getenv("DSD_KNOWN_ISSUES") != "1"}
+		LiveTimeout: 20 * time.Second}
 }
 
 // openEngine opens an engine in a temporary directory (NoSync: durability is not under

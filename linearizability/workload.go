@@ -35,9 +35,9 @@ type Config struct {
 	ResumeChecks int
 	// ExclusiveConflicts runs each close and each Stream-Seq append with no other
 	// operation in flight on its stream, so that no request can be refused because of a
-	// write that is decided but not yet durable. It is a workaround for known issue KI-2
-	// (dsd sends such refusals, 409 STREAM_CLOSED among them, before the write they
-	// reveal has committed) and weakens the check; leave it off to test a server fully.
+	// write that is decided but not yet durable. It weakens the check, and exists to tell
+	// such a bug (dsd's KI-2 before 5c49ed9: 409 STREAM_CLOSED sent before the close it
+	// reveals had committed) from others; leave it off to test a server fully.
 	ExclusiveConflicts bool
 }
 

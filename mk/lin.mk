@@ -9,17 +9,9 @@
 LIN_CLIENTS    ?= 8
 LIN_OPS        ?= 2000
 LIN_REPORT_DIR := $(REPORT_DIR)/linearizability
-# Known issue KI-2: dsd answers refusals (409 STREAM_CLOSED, ...) decided from writes that are
-# not yet durable. Until it is fixed, the runs keep closes and Stream-Seq appends exclusive on
-# their stream. Set LIN_STRICT=1 to check with full concurrency.
-LIN_STRICT     ?= 0
-ifeq ($(LIN_STRICT),1)
-LIN_DSLINCHECK_FLAGS :=
-LIN_GOTEST_ENV       := DSD_KNOWN_ISSUES=1
-else
-LIN_DSLINCHECK_FLAGS := --exclusive-conflicts
-LIN_GOTEST_ENV       :=
-endif
+# Extra dslincheck flags, e.g. --exclusive-conflicts to isolate a refusal-before-durability
+# bug (KI-2, fixed) from others.
+LIN_DSLINCHECK_FLAGS ?=
 LIN_RUN = "$(BIN)/dslincheck" --base-url "$$DS_BASE_URL" --clients $(LIN_CLIENTS) --ops $(LIN_OPS)
 
 .PHONY: linearizability linearizability-engine linearizability-http linearizability-reports
@@ -30,10 +22,10 @@ linearizability: linearizability-engine linearizability-http
 
 linearizability-engine:
 	@mkdir -p $(LIN_REPORT_DIR)
-	@$(LIN_GOTEST_ENV) REPORT_DIR=$(REPORT_DIR) $(GO) test -count=1 -timeout 5m -v \
-	  -run '^(TestEngineLinearizability|TestHTTPLinearizability|TestPlantedBugs.*|TestLostResponsesAreNotViolations|TestFixtures|TestKI2.*)$$' \
+	@REPORT_DIR=$(REPORT_DIR) $(GO) test -count=1 -timeout 5m -v \
+	  -run '^(TestEngineLinearizability|TestHTTPLinearizability|TestPlantedBugs.*|TestLostResponsesAreNotViolations|TestFixtures|TestClosedRefusalWaitsForTheClose)$$' \
 	  ./linearizability -args -lin.ops=$(LIN_OPS) -lin.clients=$(LIN_CLIENTS) >$(LIN_REPORT_DIR)/engine.log 2>&1; \
-	  rc=$$?; grep -E '^(--- |ok|FAIL)|seed [0-9]+:|caught|known issue|violations|report:' $(LIN_REPORT_DIR)/engine.log \
+	  rc=$$?; grep -E '^(--- |ok|FAIL)|seed [0-9]+:|caught|violations|report:' $(LIN_REPORT_DIR)/engine.log \
 	    | grep -v -- '--- PASS: TestFixtures/'; \
 	  echo "(full log: $(LIN_REPORT_DIR)/engine.log)"; exit $$rc
 

@@ -62,7 +62,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.staleProxy, "stale-proxy", false, "self-test: check through a proxy that serves stale catch-up reads (a violation is expected)")
 	fs.DurationVar(&o.staleTTL, "stale-ttl", time.Second, "how long --stale-proxy serves a cached read")
 	fs.BoolVar(&o.expectViolation, "expect-violation", false, "succeed only if every run or history is reported as violating")
-	fs.BoolVar(&o.exclusive, "exclusive-conflicts", false, "run closes and Stream-Seq appends alone on their stream (workaround for dsd known issue KI-2; weakens the check)")
+	fs.BoolVar(&o.exclusive, "exclusive-conflicts", false, "run closes and Stream-Seq appends alone on their stream, to tell refusals sent before the write they reveal is durable from other bugs (weakens the check)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage:\n  dslincheck --base-url URL [flags]\n  dslincheck [flags] HISTORY.jsonl...\n\nFlags:\n")
 		fs.PrintDefaults()

@@ -32,7 +32,7 @@ func dsd(t *testing.T) string {
 func liveOptions(base, report string) options {
 	return options{baseURL: base, surface: "flat", bucket: "lincheck", reportDir: report, clients: 8,
 		ops: 300, streams: 2, followers: 1, timeout: 10 * time.Second, checkTimeout: time.Minute,
-		liveTimeout: 20 * time.Second, staleTTL: time.Second, exclusive: true}
+		liveTimeout: 20 * time.Second, staleTTL: time.Second}
 }
 
 // A live run against dsd passes and writes its report; the same run through a stale
