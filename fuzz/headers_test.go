@@ -17,9 +17,6 @@ var (
 	// rfc3339 is RFC 3339's date-time, except that a comma may introduce the fraction:
 	// Go's time.Parse accepts ISO 8601's decimal comma, a harmless leniency.
 	rfc3339 = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}([.,][0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$`)
-	// goLenient is what Go's time.Parse also accepts for RFC 3339 layouts: a one-digit
-	// hour (known issue KI-4).
-	goLenient = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{1,2}:[0-9]{2}:[0-9]{2}([.,][0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$`)
 	maxSafe   = big.NewInt(model.MaxSafeInt)
 	fuzzNow   = time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
 	asciiOWS  = " \t"
@@ -35,11 +32,6 @@ func safeInt(s string) bool {
 // producerIntOK is the spec's rule for Producer-Epoch and Producer-Seq: ^[0-9]+$, leading
 // zeros accepted, at most 2^53-1 (A-08).
 func producerIntOK(s string) bool { return digits.MatchString(s) && safeInt(s) }
-
-// ki3 is the open issue of producer integers longer than 32 characters (see below).
-const ki3 = "KI-3 (A-08, B-5.2.1-02): model.ParseProducerInt refuses integers longer than 32 " +
-	"characters even when their value is small (leading zeros are accepted by A-08), e.g. " +
-	"33 zeros then 1"
 
 // FuzzProducerHeaders: the three producer headers are all-or-none, the id non-empty, and
 // epoch and seq match ^[0-9]+$ with a value at most 2^53-1; everything else is
@@ -64,9 +56,6 @@ func FuzzProducerHeaders(f *testing.F) {
 				t.Fatalf("no producer headers: %v, %v", p, err)
 			}
 		case valid && err != nil:
-			if len(epoch) > 32 || len(seq) > 32 {
-				t.Skip(ki3) // reported; see TestKI3LongProducerIntegers
-			}
 			t.Fatalf("valid producer (%q,%q,%q) refused: %v", id, epoch, seq, err)
 		case valid:
 			if p.ID != id || p.Epoch != mustUint(epoch) || p.Seq != mustUint(seq) {
@@ -86,11 +75,8 @@ func mustUint(s string) uint64 {
 }
 
 // Producer integers of any length with a small value are valid: A-08 accepts leading
-// zeros and sets no length limit. Spec: A-08, B-5.2.1-02.
+// zeros and sets no length limit. Regression test of KI-3. Spec: A-08, B-5.2.1-02.
 func TestKI3LongProducerIntegers(t *testing.T) {
-	if !knownIssues() {
-		t.Skipf("known issue %s. Run with DSD_KNOWN_ISSUES=1.", ki3)
-	}
 	s := strings.Repeat("0", 33) + "1"
 	if v, err := model.ParseProducerInt(s); err != nil || v != 1 {
 		t.Fatalf("ParseProducerInt(%q) = %d, %v; want 1", s, v, err)
@@ -119,17 +105,9 @@ func FuzzTTLParse(f *testing.F) {
 	})
 }
 
-// ki4 is the open issue of Stream-Expires-At values with a one-digit hour.
-const ki4 = "KI-4 (B-5.1-06, A-12): model.ParseExpiresAt accepts timestamps that are not " +
-	"RFC 3339, e.g. a one-digit hour (2070-01-01T0:00:00Z), because Go's time.Parse is " +
-	"lenient there; RFC 3339 time-hour is 2DIGIT, so such a value should be 400"
-
-// A Stream-Expires-At with a one-digit hour is not RFC 3339 and is refused.
-// Spec: B-5.1-06, A-12 (RFC 3339 §5.6: time-hour = 2DIGIT).
+// A Stream-Expires-At with a one-digit hour is not RFC 3339 and is refused. Regression
+// test of KI-4. Spec: B-5.1-06, A-12 (RFC 3339 §5.6: time-hour = 2DIGIT).
 func TestKI4ExpiresAtIsStrictRFC3339(t *testing.T) {
-	if !knownIssues() {
-		t.Skipf("known issue %s. Run with DSD_KNOWN_ISSUES=1.", ki4)
-	}
 	if v, err := model.ParseExpiresAt("2070-01-01T0:00:00Z", fuzzNow); err == nil {
 		t.Fatalf("accepted as %v", v)
 	}
@@ -155,9 +133,6 @@ func FuzzExpiresAtParse(f *testing.F) {
 			return
 		}
 		if !rfc3339.MatchString(strings.TrimSpace(s)) {
-			if goLenient.MatchString(strings.TrimSpace(s)) {
-				t.Skip(ki4) // reported; see TestKI4ExpiresAtIsStrictRFC3339
-			}
 			t.Fatalf("ParseExpiresAt accepted %q, which is not RFC 3339", s)
 		}
 		if !v.After(fuzzNow) || v.Location() != time.UTC {

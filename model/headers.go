@@ -28,7 +28,11 @@ func ParseTTL(s string) (uint64, error) {
 // and requires it to be after now (B-5.1-06, A-12).
 // Errors: ErrBadExpiresAt.
 func ParseExpiresAt(s string, now time.Time) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
+	s = strings.TrimSpace(s)
+	if !rfc3339Shape(s) {
+		return time.Time{}, ErrBadExpiresAt
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		return time.Time{}, ErrBadExpiresAt
 	}
@@ -36,6 +40,53 @@ func ParseExpiresAt(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%w: %s is not in the future", ErrBadExpiresAt, s)
 	}
 	return t.UTC(), nil
+}
+
+// rfc3339Shape checks RFC 3339's date-time grammar (§5.6), which Go's time.Parse
+// applies leniently (it takes a one-digit hour or a comma before the fraction):
+// YYYY-MM-DD "T" hh:mm:ss ["." 1*DIGIT] ("Z" / ("+" / "-") hh:mm), T and Z in either case.
+func rfc3339Shape(s string) bool {
+	const fixed = "dddd-dd-ddTdd:dd:dd"
+	if len(s) < len(fixed)+1 {
+		return false
+	}
+	for i := 0; i < len(fixed); i++ {
+		c := s[i]
+		switch fixed[i] {
+		case 'd':
+			if c < '0' || c > '9' {
+				return false
+			}
+		case 'T':
+			if c != 'T' && c != 't' {
+				return false
+			}
+		default:
+			if c != fixed[i] {
+				return false
+			}
+		}
+	}
+	rest := s[len(fixed):]
+	if rest[0] == '.' {
+		n := 1
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n == 1 {
+			return false
+		}
+		rest = rest[n:]
+	}
+	switch {
+	case rest == "Z" || rest == "z":
+		return true
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		_, ok1 := parseDigits(rest[1:3])
+		_, ok2 := parseDigits(rest[4:6])
+		return ok1 && ok2
+	}
+	return false
 }
 
 // FormatExpiresAt renders an expiry instant as HEAD echoes it: UTC with milliseconds.
@@ -46,10 +97,14 @@ func FormatExpiresAt(t time.Time) string {
 // ParseProducerInt parses a producer epoch or seq: ^[0-9]+$ (leading zeros accepted), at
 // most 2^53-1 (B-5.2.1-02, A-08). Errors: ErrBadProducer.
 func ParseProducerInt(s string) (uint64, error) {
-	if s == "" || len(s) > 32 {
+	if s == "" {
 		return 0, ErrBadProducer
 	}
-	v, ok := parseDigits(strings.TrimLeft(s, "0"))
+	t := strings.TrimLeft(s, "0") // leading zeros are accepted, however many
+	if len(t) > 16 {
+		return 0, ErrBadProducer
+	}
+	v, ok := parseDigits(t)
 	if !ok || v > MaxSafeInt {
 		return 0, ErrBadProducer
 	}
