@@ -16,10 +16,10 @@ var (
 	ttl    = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
 	// rfc3339 is RFC 3339's date-time, except that a comma may introduce the fraction:
 	// Go's time.Parse accepts ISO 8601's decimal comma, a harmless leniency.
-	rfc3339 = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}([.,][0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$`)
-	maxSafe   = big.NewInt(model.MaxSafeInt)
-	fuzzNow   = time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
-	asciiOWS  = " \t"
+	rfc3339  = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}([.,][0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$`)
+	maxSafe  = big.NewInt(model.MaxSafeInt)
+	fuzzNow  = time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
+	asciiOWS = " \t"
 )
 
 // safeInt is the oracle for producer integers and TTLs: the decimal value is at most
