@@ -218,7 +218,7 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 		prodID, prodEnc = p.ID, encodeProducer(ns)
 	}
 	sid, isJSON, firstRec := s.sid, s.isJSON, res.RecordStart
-	o := &op{s: s, after: nm,
+	o := &op{s: s, after: s.metaRefresh(nm, now),
 		write: func(tx *bolt.Tx) error {
 			if err := putMessages(tx, sid, entries, isJSON, firstRec); err != nil {
 				return err
@@ -239,6 +239,24 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 	s.m = nm
 	s.lastLSN = o.lsn
 	return o, res, nil
+}
+
+// metaRefreshMs is how stale the stored meta of a stream may be in fields that reopening
+// derives (tail, record tail) or that only inform (last write and access times).
+const metaRefreshMs = 1000
+
+// metaRefresh returns nm when the op must rewrite the stream's meta, nil when only
+// derivable fields changed and the stored meta is recent: most appends then write their
+// data and nothing else, which keeps the pages one commit dirties (and syncs) few.
+// s.mu is held.
+func (s *stream) metaRefresh(nm *streamMeta, now time.Time) *streamMeta {
+	old := s.m
+	ms := now.UnixMilli()
+	if nm.Closed == old.Closed && nm.StreamSeq == old.StreamSeq && ms-s.metaMs < metaRefreshMs {
+		return nil
+	}
+	s.metaMs = ms
+	return nm
 }
 
 // expireAsync deletes an expired stream without waiting. s.mu is held; e.mu is

@@ -94,7 +94,7 @@ func (e *Engine) decideBatch(s *stream, mediaType string, frames [][]byte, parse
 	}
 	nm.LastWriteMs, nm.AccessMs = now.UnixMilli(), now.UnixMilli()
 	sid, isJSON := s.sid, s.isJSON
-	o := &op{s: s, after: nm,
+	o := &op{s: s, after: s.metaRefresh(nm, now),
 		write: func(tx *bolt.Tx) error {
 			if !isJSON {
 				return putMessages(tx, sid, entries, false, 0)

@@ -26,6 +26,7 @@ type stream struct {
 	deleted    bool // a delete is decided (writers see 404)
 	visDeleted bool // the delete committed (readers see 404)
 	lastLSN    uint64
+	metaMs     int64 // Unix ms when the last queued op rewrote the meta
 	producers  map[string]*producerState
 	notify     chan struct{} // closed and replaced at every publish
 	cache      tailCache
@@ -173,10 +174,40 @@ func (e *Engine) byIDLocked(sid uint64) (*stream, error) {
 	return e.adopt(m, bound), nil
 }
 
+// loadMeta reads an incarnation's meta and brings its derivable fields up to date: plain
+// appends do not always rewrite the meta (see metaRefresh), so the tail and the record
+// tail are taken from the last data and record entries when those lie beyond it.
 func loadMeta(tx *bolt.Tx, sid uint64) (*streamMeta, error) {
 	v := tx.Bucket(bktMeta).Get(sidKey(sid))
 	if v == nil {
 		return nil, nil
 	}
-	return decodeMeta(v)
+	m, err := decodeMeta(v)
+	if err != nil {
+		return nil, err
+	}
+	if k, val := lastPos(tx.Bucket(bktData), sid); k != nil {
+		_, off := splitPosKey(k)
+		m.Tail = max(m.Tail, off+uint64(len(val)-1))
+	}
+	if k, _ := lastPos(tx.Bucket(bktRecords), sid); k != nil {
+		_, r := splitPosKey(k)
+		m.RecordNext = max(m.RecordNext, r+1)
+	}
+	return m, nil
+}
+
+// lastPos returns the last sid|pos entry of sid in b, if any.
+func lastPos(b *bolt.Bucket, sid uint64) ([]byte, []byte) {
+	c := b.Cursor()
+	k, v := c.Seek(posKey(sid+1, 0))
+	if k == nil {
+		k, v = c.Last()
+	} else {
+		k, v = c.Prev()
+	}
+	if k == nil || len(k) != 16 || getU64(k) != sid {
+		return nil, nil
+	}
+	return k, v
 }
