@@ -44,6 +44,19 @@ func (s *serverAgg) median(key string) (float64, bool) {
 	return (vs[n/2-1] + vs[n/2]) / 2, true
 }
 
+// count returns how many runs have a numeric value for key.
+func (s *serverAgg) count(key string) int {
+	n := 0
+	if s != nil {
+		for _, r := range s.runs {
+			if _, err := strconv.ParseFloat(r[key], 64); err == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // sum returns the sum over runs of a numeric key.
 func (s *serverAgg) sum(key string) float64 {
 	var t float64
@@ -158,6 +171,11 @@ func cell(c benchCase, a *serverAgg) string {
 			notes = append(notes, fmt.Sprintf("only %.0f of %.0f subscribers connected", conn, subs))
 		}
 	}
+	if rate, ok := a.median("rate"); ok {
+		if got, ok := a.median("achieved_rate"); ok && got < 0.95*rate {
+			notes = append(notes, fmt.Sprintf("writer reached only %s of %s appends/s", fmtNum(got), fmtNum(rate)))
+		}
+	}
 	if e := a.sum("errors"); e > 0 {
 		notes = append(notes, fmt.Sprintf("%.0f errors", e))
 	}
@@ -166,8 +184,11 @@ func cell(c benchCase, a *serverAgg) string {
 			notes = append(notes, fmt.Sprintf("%.0f %s", v, k))
 		}
 	}
-	if len(a.runs) > 1 {
-		notes = append(notes, fmt.Sprintf("median of %d", len(a.runs)))
+	if n := a.count(c.Metric); n > 1 || len(a.runs) > 1 {
+		notes = append(notes, fmt.Sprintf("median of %d", n))
+		if n < len(a.runs) {
+			notes[len(notes)-1] += fmt.Sprintf(" runs; %d had no value", len(a.runs)-n)
+		}
 	}
 	if len(notes) > 0 {
 		s += " [" + strings.Join(notes, ", ") + "]"
@@ -258,10 +279,13 @@ func renderWrkNote(w io.Writer, res *results) {
 		fmt.Fprintf(w, "- %s: dsbench %s req/s, wrk %s req/s, dsbench/wrk = %.2f; client CPU %s us/req (dsbench) vs %s us/req (wrk)\n",
 			s, fmtNum(a), fmtNum(b), a/b, fmtNum(ca), fmtNum(cb))
 	}
-	fmt.Fprintf(w, "\nBoth generators run on the server's cores (wrk: 2 threads, a Lua request() per request, as "+
-		"/work/shared/peers/bench.sh; dsbench: 50 goroutines on net/http). Whichever spends less CPU per request "+
-		"leaves more to the server and so reads higher on a CPU-bound server; on the fsync-bound Node durable store "+
-		"both should agree. Quote dsbench numbers next to wrk numbers only with this ratio.\n")
+	fmt.Fprintf(w, "\nBoth generators run on the server's cores. wrk-append.sh has the shape of the wrk benchmark the "+
+		"project quotes (wrk -t2 -c50, a Lua request() per request rotating over the streams, 100-byte text/plain "+
+		"bodies); dsbench drives 50 goroutines through net/http, about a third of whose CPU goes to read/write "+
+		"syscalls and most of the rest to net/http's per-request machinery (DSBENCH_CPUPROFILE shows it). The "+
+		"generator that spends less CPU per request leaves more to the server, so on a CPU-bound server it reads "+
+		"higher; on the fsync-bound Node durable store both should agree. Compare dsbench's numbers with "+
+		"wrk's only through this ratio.\n")
 }
 
 // machineInfo describes the machine the numbers come from.

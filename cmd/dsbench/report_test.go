@@ -12,12 +12,15 @@ RESULT workload=append server=dsd round=1 case=append-100 rps=12000 p99_ms=20 er
 RESULT workload=append server=node-durable round=2 case=append-100 rps=1400 p99_ms=60 errors=0
 RESULT workload=append server=dsd round=2 case=append-100 rps=8000 p99_ms=30 errors=2 status_503=2
 RESULT workload=append server=node-durable round=3 case=append-100 rps=1200 p99_ms=65 errors=0
+RESULT workload=wrk-append server=node-durable round=1 case=wrk-append-100 rps=1000 p99_ms=60 errors=0
+RESULT workload=wrk-append server=dsd round=1 case=wrk-append-100 rps=9000 p99_ms=20 errors=0
 RESULT workload=append server=dsd round=3 case=append-100 rps=13000 p99_ms=22 errors=0
 RESULT workload=batch server=node-durable round=1 case=batch-100 unsupported=1
 RESULT workload=batch server=dsd round=1 case=batch-100 records_per_s=90000 batch_vs_single=6.1 p99_ms=40
-RESULT workload=fanout server=node-durable round=1 case=fanout-1000 p99_ms=30 lost=0 dups=0
+RESULT workload=fanout server=node-durable round=1 case=fanout-1000 p99_ms=30 lost=0 dups=0 rate=50 achieved_rate=20
 RESULT workload=fanout server=dsd round=1 case=fanout-1000 p99_ms=8 lost=3 dups=0
 RESULT workload=replay server=node-durable round=1 case=replay-500 failed=500 incomplete=0
+RESULT workload=replay server=node-durable round=2 case=replay-500 p99_ms=900 failed=0 incomplete=0
 RESULT workload=replay server=dsd round=1 case=replay-500 p99_ms=700 failed=0 incomplete=0
 RESULT workload=idle-sse server=dsd round=1 case=idle-sse-10000 subscribers=10000 connected=9000 per_sub_kib=3
 RESULT workload=append round=1 rps=5
@@ -60,12 +63,21 @@ func TestReportTargetsJudgeDSD(t *testing.T) {
 	if r := c.Check(res.byCase["append-100"]); !r.ok {
 		t.Fatalf("append-100: 10x and p99 22 ms should meet the target: %s", r.why)
 	}
+	c, _ = caseByName("wrk-append-100")
+	if r := c.Check(res.byCase["wrk-append-100"]); r.ok || !strings.Contains(r.why, "9.00x < 10x") {
+		t.Fatalf("wrk-append-100 at 9x: want a miss explaining the ratio, got %+v", r)
+	}
 	c, _ = caseByName("fanout-1000")
 	if r := c.Check(res.byCase["fanout-1000"]); r.ok || !strings.Contains(r.why, "lost") {
 		t.Fatalf("fanout with 3 lost events passed the target (%+v)", r)
 	}
 	c, _ = caseByName("replay-500")
 	if r := c.Check(res.byCase["replay-500"]); !r.ok {
+		t.Fatalf("dsd 700 ms vs Node durable's only p99 900 ms: %s", r.why)
+	}
+	noNode := map[string]*serverAgg{kindDSD: res.byCase["replay-500"][kindDSD],
+		kindNodeDurable: {runs: []map[string]string{{"failed": "500"}}}}
+	if r := c.Check(noNode); !r.ok {
 		t.Fatalf("Node durable read nothing (no p99): dsd's 700 ms must count as not worse: %s", r.why)
 	}
 	c, _ = caseByName("idle-sse-10000")
@@ -90,6 +102,8 @@ func TestReportRendersTable(t *testing.T) {
 		"unsupported",
 		"**no**: lost 3 > 0",
 		"[only 9000 of 10000 subscribers connected]",
+		"30.0 [writer reached only 20.0 of 50.0 appends/s]",
+		"900 [500 failed, median of 1 runs; 1 had no value]",
 		"- nproc: 2",
 		"```\nmake bench-peers\n```",
 	} {
