@@ -171,6 +171,10 @@ func cell(c benchCase, a *serverAgg) string {
 			notes = append(notes, fmt.Sprintf("only %.0f of %.0f subscribers connected", conn, subs))
 		}
 	}
+	if x, ok := a.median("batch_vs_single"); ok {
+		single, _ := a.median("single_records_per_s")
+		notes = append(notes, fmt.Sprintf("%.1fx the %s records/s of single POSTs", x, fmtNum(single)))
+	}
 	if rate, ok := a.median("rate"); ok {
 		if got, ok := a.median("achieved_rate"); ok && got < 0.95*rate {
 			notes = append(notes, fmt.Sprintf("writer reached only %s of %s appends/s", fmtNum(got), fmtNum(rate)))
