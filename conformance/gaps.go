@@ -14,10 +14,6 @@ var gapReasons = map[string]string{
 	"B-12-01":    "access control and TLS in production are deployment concerns outside a black-box kit",
 	"B-13-01":    "the default port is a deployment setting; the kit is given a URL",
 	"B-13-02":    "the header and parameter registry itself; every spec speaks its names",
-	"B-8-09":     "sub-offsets belong to forking: fork specs not yet written",
-	"B-8-10":     "fork offsets: fork specs not yet written",
-	"B-5.1-10":   "fork offsets: fork specs not yet written",
-	"B-5.7-08":   "fork long-polls: fork specs not yet written",
 
 	// Extension requirements addressed to clients.
 	"X-0-03":    "client requirement",
@@ -37,9 +33,8 @@ var gapReasons = map[string]string{
 	"X-6.1-06":  "client requirement",
 	"X-6.2-02":  "client requirement",
 	"X-6.9-06":  "client requirement",
-	"X-6.12-01": "client requirement",
 	"X-6.13-02": "addressed to conformance kits, not servers",
-	"X-6.1-08":  "storage internals (flush, compaction, restart); not observable black-box",
+	"X-6.1-08":  "flush, compaction and restart are storage internals, not observable black-box (snapshot and retention: X-6.1-04, X-6.10-02)",
 	"X-6.1-09":  "storage internals; not observable black-box",
 	"X-6.10-07": "storage internals; not observable black-box",
 	"X-8-01":    "a MAY about offset values; nothing to check",
@@ -47,16 +42,13 @@ var gapReasons = map[string]string{
 
 // gapPrefixes explain whole groups of requirements without specs.
 var gapPrefixes = []struct{ prefix, reason string }{
-	{"B-4.2-", "forking: specs not yet written (ext:fork)"},
 	{"B-6-", "subscriptions: specs not yet written (ext:subscriptions)"},
 	{"B-7-", "subscriptions: specs not yet written (ext:subscriptions)"},
 	{"B-12.9-", "subscriptions: specs not yet written (ext:subscriptions)"},
-	{"X-0-", "extension capability advertisement: specs not yet written"},
 	{"X-2.", "snapshots: specs not yet written (ext:snapshot)"},
 	{"X-3.", "bootstrap: specs not yet written (ext:bootstrap)"},
 	{"X-4", "append-batch: specs not yet written (ext:append-batch)"},
 	{"X-5", "stream attributes: specs not yet written (ext:attrs)"},
-	{"X-6", "JSON record coordinates: specs not yet written (ext:json-record-coordinates-v1)"},
 	{"X-7-", "ordinary SSE compatibility: specs not yet written"},
 	{"X-8-", "URL encoding of snapshot offsets: specs not yet written (ext:snapshot)"},
 }
