@@ -378,6 +378,14 @@ func renderSection(w io.Writer, res *results, machine []KV, settings, commands s
 		"the rounds alternate servers (node-durable, node, dsd, node-durable, ...) so that machine noise hits all of them. "+
 		"Client and server share the machine's cores.\n\n")
 	renderTable(w, res)
+	fmt.Fprintf(w, "\nMethod notes: every case of every round runs on a fresh server (tools/with-server.sh), because "+
+		"the Node durable store slows down sharply once more than 100 streams have been written (its file-handle "+
+		"pool holds 100), and under that churn it answers some appends 404 after writing their bytes. For the same "+
+		"reason the replay streams are created with one PUT each carrying the whole 200 KiB, one request at a time. "+
+		"Timeouts (fan-out: 20 s to connect, 10 s per append; idle SSE: 45 s to connect) keep a server that "+
+		"collapses from stalling the run; the cell then says how many subscribers connected and what rate the "+
+		"writer reached. Fan-out appends are paced open-loop (up to 8 in flight), so events may land out of order; "+
+		"only loss and duplication count against a server.\n")
 	renderWrkNote(w, res)
 	if commands != "" {
 		fmt.Fprintf(w, "\nCommands (as run):\n\n```\n%s\n```\n", strings.TrimRight(commands, "\n"))

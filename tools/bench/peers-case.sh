@@ -28,7 +28,7 @@ case "$CASE" in
   wrk-append-100) step "$CASE" "$ROOT/tools/bench/wrk-append.sh" --streams 100 --conns 50 --size 100 --duration "$DUR" ;;
   wrk-append-1) step "$CASE" "$ROOT/tools/bench/wrk-append.sh" --streams 1 --conns 50 --size 100 --duration "$DUR" ;;
   fanout-1000) step "$CASE" "$DSBENCH" fanout --subscribers "${FANOUT_SUBS:-1000}" --rate "${FANOUT_RATE:-50}" \
-    --duration "$DUR" --connect-timeout 30s --timeout 10s ;;
+    --duration "$DUR" --connect-timeout 20s --timeout 10s ;;
   replay-500)
     # One PUT with the whole content per stream, one request at a time: the Node durable store
     # answers 404 to (and half-applies) appends when more than 100 streams are written at once.
@@ -38,6 +38,6 @@ case "$CASE" in
     step replay-bootstrap-500 "$DSBENCH" replay --setup=false --bootstrap --clients "$REPLAY_CLIENTS" \
       --messages 50 --msg-size "$MSG" --prefix replay ;;
   batch-100) step "$CASE" "$DSBENCH" batch --streams 100 --conns 50 --frames 100 --frame-size 100 --duration "$DUR" ;;
-  idle-sse-10000) step "$CASE" "$DSBENCH" idle-sse --subscribers "${IDLE_SUBS:-10000}" --connect-timeout 60s ;;
+  idle-sse-10000) step "$CASE" "$DSBENCH" idle-sse --subscribers "${IDLE_SUBS:-10000}" --connect-timeout 45s ;;
   *) echo "peers-case: unknown case $CASE" >&2; exit 2 ;;
 esac
