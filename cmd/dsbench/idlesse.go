@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -95,36 +92,6 @@ func runIdleSSE(args []string) error {
 	r.SetStatuses("", statuses)
 	fmt.Println(r)
 	return nil
-}
-
-// readVmRSS returns the resident set size of process pid in KiB (/proc/PID/status VmRSS).
-func readVmRSS(pid int) (int64, error) {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	return parseVmRSS(f)
-}
-
-// parseVmRSS finds "VmRSS:   123456 kB" in a /proc/PID/status text and returns the KiB.
-func parseVmRSS(r io.Reader) (int64, error) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) != 2 || f[1] != "kB" {
-			return 0, fmt.Errorf("VmRSS line %q: want \"N kB\"", sc.Text())
-		}
-		return strconv.ParseInt(f[0], 10, 64)
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, errors.New("no VmRSS line (kernel thread or exited process?)")
 }
 
 // envInt returns the integer value of an environment variable, or 0.
