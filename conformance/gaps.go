@@ -6,7 +6,6 @@ import "strings"
 // every requirement without a spec; those not explained here show as "no spec yet".
 var gapReasons = map[string]string{
 	"B-3-01":     "a MAY about server architecture; not observable",
-	"B-4-02":     "retention is optional in the base protocol; checked with the snapshot extension",
 	"B-5.2.1-07": "needs control over request arrival order; not observable black-box",
 	"B-5.8-07":   "connection recycling after ~60 s; too slow for the kit",
 	"B-10-05":    "client requirement",
@@ -20,6 +19,7 @@ var gapReasons = map[string]string{
 	"X-0-04":    "client requirement",
 	"X-2.1-01":  "client requirement",
 	"X-2.2-14":  "client requirement",
+	"X-3.1-01":  "defines no parameters: nothing to observe beyond X-3.1-02 (live rejected) and X-3.3-01 (one-shot)",
 	"X-3.3-02":  "client requirement",
 	"X-3.3-03":  "client requirement",
 	"X-3.4-02":  "client requirement",
@@ -45,12 +45,6 @@ var gapPrefixes = []struct{ prefix, reason string }{
 	{"B-6-", "subscriptions: specs not yet written (ext:subscriptions)"},
 	{"B-7-", "subscriptions: specs not yet written (ext:subscriptions)"},
 	{"B-12.9-", "subscriptions: specs not yet written (ext:subscriptions)"},
-	{"X-2.", "snapshots: specs not yet written (ext:snapshot)"},
-	{"X-3.", "bootstrap: specs not yet written (ext:bootstrap)"},
-	{"X-4", "append-batch: specs not yet written (ext:append-batch)"},
-	{"X-5", "stream attributes: specs not yet written (ext:attrs)"},
-	{"X-7-", "ordinary SSE compatibility: specs not yet written"},
-	{"X-8-", "URL encoding of snapshot offsets: specs not yet written (ext:snapshot)"},
 }
 
 // GapReason explains why requirement id has no spec, or returns "" when no reason is

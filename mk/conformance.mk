@@ -19,7 +19,7 @@ BASE_URL       ?=
 EXTENSIONS     ?= auto
 # The extensions dsd implements, named explicitly so that a regression fails instead of
 # being skipped by auto-detection (buckets is implied on the bucketed surface).
-DSD_EXTENSIONS ?= fork,json-record-coordinates-v1
+DSD_EXTENSIONS ?= fork,json-record-coordinates-v1,snapshot,bootstrap,append-batch,attrs
 
 CONF_FLAGS = --mode $(MODE) --long-poll-timeout $${DS_LONGPOLL_MS:-500}ms \
              $(if $(LABEL_FILTER),--label-filter '$(LABEL_FILTER)')

@@ -202,14 +202,16 @@ type kitRun struct {
 	err      string // the run could not be judged (no report, could not start)
 }
 
-// runKit runs dsconform against base with a label filter and returns its outcome. It is
-// safe to call from several goroutines (problems land in kitRun.err).
-func runKit(t *testing.T, base, filter string) kitRun {
+// runKit runs dsconform against base with a label filter (extensions none, unless extra
+// flags say otherwise) and returns its outcome. It is safe to call from several
+// goroutines (problems land in kitRun.err).
+func runKit(t *testing.T, base, filter string, extra ...string) kitRun {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := dsconformCmd(ctx, "--base-url", base, "--surface", "flat", "--extensions", "none",
-		"--label-filter", filter, "--report-dir", dir, "--long-poll-timeout", "500ms", "--spec-timeout", "15s")
+	args := []string{"--base-url", base, "--surface", "flat", "--extensions", "none",
+		"--label-filter", filter, "--report-dir", dir, "--long-poll-timeout", "500ms", "--spec-timeout", "15s"}
+	cmd := dsconformCmd(ctx, append(args, extra...)...)
 	out, err := cmd.CombinedOutput()
 	run := kitRun{output: string(out), failing: map[string][]string{}}
 	var exit *exec.ExitError

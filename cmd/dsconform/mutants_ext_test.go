@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// extMutantExtensions are enabled for the extension mutants' runs.
+const extMutantExtensions = "snapshot,bootstrap,append-batch,attrs"
+
+// extMutants each break one requirement of the snapshot, bootstrap, append-batch or
+// attributes extension (extension §2-§5) of the real server behind the proxy.
+var extMutants = []mutant{
+	{name: "bootstrap without its first part", breaks: "X-3.2-05", filter: "X-3.2-05", m: mutation{
+		response: func(p *proxy, x *exchange) {
+			if x.in.Method != http.MethodGet || x.status != http.StatusOK || !strings.HasSuffix(x.in.URL.Path, "/bootstrap") {
+				return
+			}
+			_, params, err := mime.ParseMediaType(x.header.Get("Content-Type"))
+			if err != nil || params["boundary"] == "" {
+				return
+			}
+			delim := []byte("\r\n--" + params["boundary"])
+			if i := bytes.Index(x.respBody, delim); i >= 0 {
+				x.respBody = x.respBody[i+2:]
+			}
+		},
+	}},
+	{name: "append-batch acks all carry the last offset", breaks: "X-4.4-02", filter: "X-4.4-02", m: mutation{
+		response: func(p *proxy, x *exchange) {
+			if x.status != http.StatusOK || !strings.HasSuffix(x.in.URL.Path, "/append-batch") {
+				return
+			}
+			var acks []map[string]any
+			if json.Unmarshal(x.respBody, &acks) != nil || len(acks) < 2 {
+				return
+			}
+			last := acks[len(acks)-1]["stream_next_offset"]
+			for _, a := range acks {
+				a["stream_next_offset"] = last
+			}
+			x.respBody, _ = json.Marshal(acks)
+		},
+	}},
+	{name: "attributes keep unknown fields", breaks: "X-5.1-03", filter: "X-5.1-03", m: mutation{
+		// The proxy answers GET attrs with the last document PUT there, verbatim.
+		response: func(p *proxy, x *exchange) {
+			if !strings.HasSuffix(x.in.URL.Path, "/attrs") {
+				return
+			}
+			switch {
+			case x.in.Method == http.MethodPut && x.status == http.StatusNoContent:
+				p.remember(x.in.URL.Path, string(x.reqBody))
+			case x.in.Method == http.MethodGet && x.status == http.StatusOK && p.recall(x.in.URL.Path) != "":
+				x.respBody = []byte(p.recall(x.in.URL.Path))
+			}
+		},
+	}},
+	{name: "HEAD names the first snapshot ever published", breaks: "X-2.4-04", filter: "X-2.4-04", m: mutation{
+		response: func(p *proxy, x *exchange) {
+			path := strings.SplitN(x.in.URL.Path, "/snapshot/", 2)
+			switch {
+			case x.in.Method == http.MethodPut && x.status == http.StatusNoContent && len(path) == 2 && p.recall(path[0]) == "":
+				p.remember(path[0], x.in.URL.Path[len(path[0])+len("/snapshot/"):])
+			case x.in.Method == http.MethodHead && x.header.Get("Stream-Snapshot-Offset") != "" && p.recall(x.in.URL.Path) != "":
+				x.header.Set("Stream-Snapshot-Offset", p.recall(x.in.URL.Path))
+			}
+		},
+	}},
+}
+
+// TestMutantsExtensions is TestMutants for the extensions dsd implements: each mutant's
+// run must fail with a newly failing spec labelled with the broken requirement.
+func TestMutantsExtensions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the kit against a live server; skipped in -short mode")
+	}
+	base := upstream(t)
+	var filters []string
+	for _, m := range extMutants {
+		filters = append(filters, "("+m.filter+")")
+	}
+	identity := httptest.NewServer(newProxy(base, mutation{}))
+	defer identity.Close()
+	baseline := runKit(t, identity.URL, strings.Join(filters, " || "), "--extensions", extMutantExtensions)
+	if baseline.err != "" {
+		t.Fatal(baseline.err)
+	}
+	if len(baseline.failing) > 0 {
+		t.Logf("specs failing without any mutation (ignored below): %v", keys(baseline.failing))
+	}
+
+	runs := make([]kitRun, len(extMutants))
+	var wg sync.WaitGroup
+	for i, m := range extMutants {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			srv := httptest.NewServer(newProxy(base, m.m))
+			defer srv.Close()
+			runs[i] = runKit(t, srv.URL, m.filter, "--extensions", extMutantExtensions)
+		}()
+	}
+	wg.Wait()
+
+	for i, m := range extMutants {
+		run := runs[i]
+		t.Run(m.name, func(t *testing.T) {
+			if run.err != "" {
+				t.Fatal(run.err)
+			}
+			if run.exitCode == 0 {
+				t.Fatalf("the kit passed a server that breaks %s\n%s", m.breaks, tail(run.output, 40))
+			}
+			var caught []string
+			for name, labels := range run.failing {
+				if _, before := baseline.failing[name]; before {
+					continue
+				}
+				for _, l := range labels {
+					if l == m.breaks {
+						caught = append(caught, name)
+					}
+				}
+			}
+			if len(caught) == 0 {
+				t.Fatalf("no newly failing spec names %s; failing: %v\n%s", m.breaks, keys(run.failing), tail(run.output, 40))
+			}
+			sort.Strings(caught)
+			t.Logf("caught by %d spec(s), e.g. %q", len(caught), caught[0])
+		})
+	}
+}
