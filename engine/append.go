@@ -111,7 +111,7 @@ func (e *Engine) decideAppend(s *stream, req *AppendRequest, msgs [][]byte, pars
 			return res, nil, 0, err
 		}
 		if adm == admitDuplicate {
-			return duplicateResult(st, p, res), nil, s.lastLSN, nil
+			return e.duplicateResult(s, st, p, res), nil, s.lastLSN, nil
 		}
 	}
 	if len(req.Body) > 0 && req.StreamSeq != nil && m.StreamSeq != nil && *req.StreamSeq <= *m.StreamSeq {
@@ -168,11 +168,17 @@ func (e *Engine) appendToClosed(s *stream, req *AppendRequest, res AppendResult)
 	return res, nil, 0, &model.ClosedError{Final: model.Offset(m.Tail)}
 }
 
-// duplicateResult acknowledges a deduplicated producer retry (A-08, extension §6.3).
-func duplicateResult(st *producerState, p *model.Producer, res AppendResult) AppendResult {
+// duplicateResult acknowledges a deduplicated producer retry (A-08, extension §6.3): the
+// original Stream-Next-Offset for the last accepted seq, the original record range for
+// any seq (from the recent receipts, else from the stored ones). s.mu is held.
+func (e *Engine) duplicateResult(s *stream, st *producerState, p *model.Producer, res AppendResult) AppendResult {
 	res.Outcome = Duplicate
 	res.ProducerEpoch, res.ProducerSeq = st.Epoch, st.LastSeq
-	if r, ok := st.receiptFor(p.Seq); ok {
+	r, ok := st.receiptFor(p.Seq)
+	if !ok && s.isJSON {
+		r, ok = e.storedReceipt(s.sid, p)
+	}
+	if ok {
 		if p.Seq == st.LastSeq {
 			res.Tail = model.Offset(r.End)
 		}
@@ -213,20 +219,28 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 	var prodID string
 	var prodEnc []byte
 	var ns *producerState
+	var rcpt receipt
 	if p := req.Producer; p != nil {
-		ns = accepted(st, p, receipt{Seq: p.Seq, End: nm.Tail, RecStart: res.RecordStart, RecNext: res.RecordNext})
+		rcpt = receipt{Seq: p.Seq, End: nm.Tail, RecStart: res.RecordStart, RecNext: res.RecordNext}
+		ns = accepted(st, p, rcpt)
 		prodID, prodEnc = p.ID, encodeProducer(ns)
 	}
+	prod := req.Producer
 	sid, isJSON, firstRec := s.sid, s.isJSON, res.RecordStart
 	o := &op{s: s, after: s.metaRefresh(nm, now),
 		write: func(tx *bolt.Tx) error {
 			if err := putMessages(tx, sid, entries, isJSON, firstRec); err != nil {
 				return err
 			}
-			if prodEnc != nil {
-				return putProducer(tx, sid, prodID, prodEnc)
+			if prodEnc == nil {
+				return nil
 			}
-			return nil
+			if isJSON {
+				if err := putReceipt(tx, sid, prod, rcpt); err != nil {
+					return err
+				}
+			}
+			return putProducer(tx, sid, prodID, prodEnc)
 		},
 		pub: func() { s.publish(nm, entries) },
 	}

@@ -428,3 +428,28 @@ func TestReopenDerivesTailFromEntries(t *testing.T) {
 		t.Fatalf("append after reopen: %+v", a)
 	}
 }
+
+// Any deduplicated producer retry on a JSON stream gets its original record range back,
+// however old its seq, also after a reopen. Spec: extension §6.3 (X-6.3-05).
+func TestDuplicateGetsOriginalRecordRange(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("pr", "application/json", "")
+	app := func(seq uint64, body string) AppendResult {
+		r, err := te.Append(key("pr"), AppendRequest{MediaType: "application/json", Body: []byte(body),
+			Producer: &model.Producer{ID: "p", Epoch: 0, Seq: seq}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for i := uint64(0); i < 20; i++ {
+		app(i, `[1,2]`)
+	}
+	te.reopen()
+	for _, seq := range []uint64{0, 5, 19} {
+		r := app(seq, `[1,2]`)
+		if r.Outcome != Duplicate || r.RecordStart != 2*seq || r.RecordNext != 2*seq+2 {
+			t.Fatalf("retry of seq %d: %+v", seq, r)
+		}
+	}
+}

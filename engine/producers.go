@@ -106,6 +106,31 @@ func (e *Engine) producer(s *stream, id string) (*producerState, error) {
 	return st, nil
 }
 
+// putReceipt stores the acknowledgement of an accepted producer append of a JSON stream,
+// so that any later duplicate gets its original record range (extension §6.3).
+func putReceipt(tx *bolt.Tx, sid uint64, p *model.Producer, r receipt) error {
+	var v [24]byte
+	copy(v[0:], u64(r.End))
+	copy(v[8:], u64(r.RecStart))
+	copy(v[16:], u64(r.RecNext))
+	return tx.Bucket(bktRcpts).Put(rcptKey(sid, p.ID, p.Epoch, p.Seq), v[:])
+}
+
+// storedReceipt looks up the acknowledgement of (epoch, seq) of producer id.
+func (e *Engine) storedReceipt(sid uint64, p *model.Producer) (receipt, bool) {
+	var r receipt
+	found := false
+	_ = e.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bktRcpts).Get(rcptKey(sid, p.ID, p.Epoch, p.Seq))
+		if len(v) == 24 {
+			r = receipt{Seq: p.Seq, End: getU64(v), RecStart: getU64(v[8:]), RecNext: getU64(v[16:])}
+			found = true
+		}
+		return nil
+	})
+	return r, found
+}
+
 // putProducer writes a producer's state.
 func putProducer(tx *bolt.Tx, sid uint64, id string, enc []byte) error {
 	return tx.Bucket(bktProds).Put(prodKey(sid, id), enc)

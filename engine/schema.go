@@ -15,6 +15,8 @@ import "encoding/binary"
 //	snaps    sid -> snapshot body                          (one visible snapshot per stream)
 //	trash    sid -> trashRecord (JSON): storage to free in the background
 //	trim     sid -> empty: data below the stream's retention boundary to free
+//	rcpts    sid | u16 len | producer id | epoch | seq -> end | record start | record next
+//	         (JSON streams: the acknowledgement of every accepted producer append)
 const formatVersion = "dsd-1"
 
 var (
@@ -28,9 +30,10 @@ var (
 	bktSnaps   = []byte("snaps")
 	bktTrash   = []byte("trash")
 	bktTrim    = []byte("trim")
+	bktRcpts   = []byte("rcpts")
 
 	allBuckets = [][]byte{bktSystem, bktBuckets, bktNames, bktMeta, bktData, bktRecords,
-		bktProds, bktSnaps, bktTrash, bktTrim}
+		bktProds, bktSnaps, bktTrash, bktTrim, bktRcpts}
 
 	keyFormat  = []byte("format")
 	keyNextSID = []byte("next_sid")
@@ -63,6 +66,17 @@ func posKey(sid, pos uint64) []byte {
 // splitPosKey decodes a posKey.
 func splitPosKey(k []byte) (sid, pos uint64) {
 	return binary.BigEndian.Uint64(k[:8]), binary.BigEndian.Uint64(k[8:16])
+}
+
+// rcptKey is sid | u16 length | producer id | epoch | seq.
+func rcptKey(sid uint64, id string, epoch, seq uint64) []byte {
+	b := make([]byte, 8+2+len(id)+16)
+	binary.BigEndian.PutUint64(b, sid)
+	binary.BigEndian.PutUint16(b[8:], uint16(len(id)))
+	copy(b[10:], id)
+	binary.BigEndian.PutUint64(b[10+len(id):], epoch)
+	binary.BigEndian.PutUint64(b[18+len(id):], seq)
+	return b
 }
 
 // prodKey is sid | producer id.

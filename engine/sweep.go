@@ -133,7 +133,7 @@ func (e *Engine) collectTrash() {
 // left and the trash entry is gone.
 func freeSID(tx *bolt.Tx, sid uint64, limit int) (finished bool, err error) {
 	n := 0
-	for _, name := range [][]byte{bktData, bktRecords, bktProds} {
+	for _, name := range [][]byte{bktData, bktRecords, bktProds, bktRcpts} {
 		c := tx.Bucket(name).Cursor()
 		prefix := sidKey(sid)
 		for k, _ := c.Seek(prefix); k != nil && len(k) >= 8 && getU64(k) == sid; k, _ = c.Seek(prefix) {

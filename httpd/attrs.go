@@ -20,6 +20,7 @@ func (h *Handler) getAttrs(w http.ResponseWriter, r *http.Request, t target) err
 	hd.Set(hContentType, "application/json")
 	hd.Set("Cache-Control", ccNoStore)
 	hd.Set("Content-Length", strconv.Itoa(len(attrs)))
+	h.advertise(hd, t)
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(attrs)
@@ -48,6 +49,7 @@ func (h *Handler) putAttrs(w http.ResponseWriter, r *http.Request, t target) err
 		return err
 	}
 	w.Header().Set("Cache-Control", ccNoStore)
+	h.advertise(w.Header(), t)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -53,8 +53,17 @@ func (h *Handler) publishSnapshot(w http.ResponseWriter, r *http.Request, t targ
 	hd.Set(hSnapshotOffset, info.Offset.String())
 	hd.Set(hSnapshotDigest, info.Digest)
 	hd.Set("Cache-Control", ccNoStore)
+	h.advertise(hd, t)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// advertise sets Stream-Extensions on responses of stream operations whose result does
+// not carry the stream's metadata (D5).
+func (h *Handler) advertise(hd http.Header, t target) {
+	if info, err := h.store.Head(t.key); err == nil && info.JSON() {
+		hd.Set(hExtensions, extRecords)
+	}
 }
 
 // latestSnapshot serves GET {stream}/snapshot: 307 to the visible snapshot (§2.3).
