@@ -25,11 +25,14 @@ func TestGeneratorCoverage(t *testing.T) {
 			}
 			var res model.Result
 			s, res = s.Apply(c, now)
-			key := fmt.Sprintf("%s %d %s", c.Name()[:4], res.Status, model.ErrorCode(res.Err))
+			key := fmt.Sprintf("%s %d %s", Kind(c), res.Status, model.ErrorCode(res.Err))
 			if res.Closed {
 				key += " closed"
 			}
 			seen[key]++
+			for _, a := range res.Acks {
+				seen[fmt.Sprintf("ACK %d %s", a.Status, model.ErrorCode(a.Err))]++
+			}
 		}
 	}
 	want := []string{
@@ -38,11 +41,18 @@ func TestGeneratorCoverage(t *testing.T) {
 		"POST 400 INVALID_PRODUCER_SEQ", "POST 400 INVALID_STREAM_SEQ", "POST 400 MISSING_CONTENT_TYPE",
 		"POST 400 INVALID_CONTENT_TYPE", "POST 403 STALE_EPOCH", "POST 404 STREAM_NOT_FOUND",
 		"POST 409 CONTENT_TYPE_MISMATCH", "POST 409 PRODUCER_SEQ_GAP", "POST 409 SEQ_CONFLICT",
-		"POST 409 STREAM_CLOSED", "PUT  200 ", "PUT  201 ", "PUT  201  closed", "PUT  409 CONFIG_MISMATCH",
-		"PUT  400 INVALID_TTL", "PUT  400 INVALID_EXPIRES_AT", "PUT  400 TTL_AND_EXPIRES_AT",
-		"PUT  400 INVALID_JSON", "PUT  404 BUCKET_NOT_FOUND", "GET  200  closed", "GET  400 INVALID_OFFSET",
-		"GET  400 OFFSET_BEYOND_TAIL", "GET  400 OFFSET_NOT_ALIGNED", "HEAD 200  closed",
-		"DELE 204 ", "DELE 409 BUCKET_NOT_EMPTY",
+		"POST 409 STREAM_CLOSED", "PUT 200 ", "PUT 201 ", "PUT 201  closed", "PUT 409 CONFIG_MISMATCH",
+		"PUT 400 INVALID_TTL", "PUT 400 INVALID_EXPIRES_AT", "PUT 400 TTL_AND_EXPIRES_AT",
+		"PUT 400 INVALID_JSON", "PUT 404 BUCKET_NOT_FOUND", "GET 200  closed", "GET 400 INVALID_OFFSET",
+		"GET 400 OFFSET_BEYOND_TAIL", "GET 400 OFFSET_NOT_ALIGNED", "HEAD 200  closed",
+		"DELETE 204 ", "DELETE 409 BUCKET_NOT_EMPTY",
+		// Attributes (extension §5).
+		"PUT 400 INVALID_ATTRS", "GET-ATTRS 200 ", "GET-ATTRS 404 STREAM_NOT_FOUND", "PUT-ATTRS 204 ",
+		"PUT-ATTRS 400 INVALID_ATTRS", "PUT-ATTRS 400 MISSING_CONTENT_TYPE", "PUT-ATTRS 404 STREAM_NOT_FOUND",
+		// Append-batch (extension §4).
+		"BATCH 200 ", "BATCH 400 INVALID_BATCH", "BATCH 400 MISSING_CONTENT_TYPE", "BATCH 413 PAYLOAD_TOO_LARGE",
+		"BATCH 404 STREAM_NOT_FOUND", "ACK 204 ", "ACK 409 STREAM_CLOSED", "ACK 409 CONTENT_TYPE_MISMATCH",
+		"ACK 400 INVALID_JSON", "ACK 400 EMPTY_JSON_ARRAY",
 	}
 	for _, k := range want {
 		if seen[k] == 0 {

@@ -62,6 +62,9 @@ func (t EngineTarget) Do(cmd model.Command) Observation {
 		}
 		return t.result(t.E.Delete(c.Stream), func(o *Observation) { o.Status = 204 })
 	}
+	if o, ok := t.doExtension(cmd); ok {
+		return o
+	}
 	panic(fmt.Sprintf("difftest: unknown command %T", cmd))
 }
 
@@ -141,6 +144,13 @@ func parseCreate(c model.CreateStream, now time.Time) (engine.CreateRequest, err
 		req.ExpiresAt = &v
 	}
 	req.Closed = c.Closed != nil && model.StreamClosedHeader(*c.Closed)
+	if c.Attrs != nil {
+		a, err := model.NormalizeAttrs([]byte(*c.Attrs))
+		if err != nil {
+			return req, err
+		}
+		req.Attrs = a
+	}
 	req.Body = c.Body
 	return req, nil
 }

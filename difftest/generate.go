@@ -86,24 +86,26 @@ func (g *generator) step() {
 		return
 	}
 	switch r := g.pick(100); {
-	case r < 5:
+	case r < 4:
 		g.emit(Tick{D: oneOf(g, durations)})
-	case r < 7:
+	case r < 6:
 		g.emit(model.CreateBucket{Bucket: g.bucket()})
-	case r < 10:
+	case r < 8:
 		g.emit(model.GetBucket{Bucket: g.bucket()})
-	case r < 11:
+	case r < 9:
 		g.emit(model.DeleteBucket{Bucket: g.bucket()})
-	case r < 25:
+	case r < 20:
 		g.emit(g.create())
-	case r < 70:
+	case r < 52:
 		g.emit(g.append())
-	case r < 88:
+	case r < 66:
 		g.emit(g.read())
-	case r < 95:
+	case r < 71:
 		g.emit(model.HeadStream{Stream: g.key()})
-	default:
+	case r < 75:
 		g.emit(model.DeleteStream{Stream: g.key()})
+	default:
+		g.emit(g.extension())
 	}
 }
 
@@ -169,6 +171,9 @@ func (g *generator) create() model.CreateStream {
 	}
 	if g.chance(50) {
 		c.Body = g.body(deref(c.ContentType))
+	}
+	if g.chance(20) {
+		c.Attrs = model.Str(g.attrsDoc(c.Stream))
 	}
 	return c
 }

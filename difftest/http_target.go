@@ -43,6 +43,7 @@ func Request(cmd model.Command) *http.Request {
 		set("Stream-TTL", c.TTL)
 		set("Stream-Expires-At", c.ExpiresAt)
 		set("Stream-Closed", c.Closed)
+		set("Stream-Attrs", c.Attrs)
 	case model.AppendStream:
 		method, path, body = http.MethodPost, streamPath(c.Stream), c.Body
 		set("Content-Type", c.ContentType)
@@ -61,7 +62,10 @@ func Request(cmd model.Command) *http.Request {
 	case model.DeleteStream:
 		method, path = http.MethodDelete, streamPath(c.Stream)
 	default:
-		panic(fmt.Sprintf("difftest: unknown command %T", cmd))
+		var ok bool
+		if method, path, query, body, ok = extensionRequest(cmd, set); !ok {
+			panic(fmt.Sprintf("difftest: unknown command %T", cmd))
+		}
 	}
 	u := &url.URL{Scheme: "http", Host: "dsd.test", RawPath: path}
 	u.Path, _ = url.PathUnescape(path)
@@ -131,6 +135,8 @@ func FromHTTP(cmd model.Command, status int, h http.Header, body []byte) Observa
 		}
 	case model.AppendStream, model.DeleteStream, model.DeleteBucket, model.CreateBucket:
 		delete(o.Header, hContentType)
+	default:
+		extensionObservation(cmd, &o, body)
 	}
 	return o
 }

@@ -26,6 +26,8 @@ type Observation struct {
 	Header map[string]string
 	// Body is a read's entity body, or "bucket_id=<id> streams=<n>" for GET /{bucket}.
 	Body string
+	// Acks are the acknowledgements of a 200 append-batch response (extension §4.3).
+	Acks []AckObs
 }
 
 // Compared header names (canonical MIME form, as net/http stores them).
@@ -79,6 +81,9 @@ func FromResult(r model.Result) Observation {
 	if b := r.Bucket; b != nil {
 		o.Body = bucketBody(b.ID, b.Streams)
 	}
+	for _, a := range r.Acks {
+		o.Acks = append(o.Acks, ackFromModel(a))
+	}
 	return o
 }
 
@@ -129,6 +134,7 @@ func (want Observation) Diff(got Observation) string {
 	if want.Body != got.Body {
 		out = append(out, fmt.Sprintf("body %q, want %q", clip(got.Body), clip(want.Body)))
 	}
+	out = append(out, diffAcks(want.Acks, got.Acks)...)
 	return strings.Join(out, "; ")
 }
 
@@ -143,6 +149,9 @@ func (o Observation) String() string {
 	}
 	if o.Body != "" {
 		fmt.Fprintf(&b, " body=%q", clip(o.Body))
+	}
+	if len(o.Acks) > 0 {
+		fmt.Fprintf(&b, " acks=%s", o.Acks)
 	}
 	return b.String()
 }

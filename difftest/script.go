@@ -88,8 +88,17 @@ func Namespace(cmd model.Command, ns string) model.Command {
 	case model.DeleteStream:
 		c.Stream = key(c.Stream)
 		return c
+	case model.GetAttrs:
+		c.Stream = key(c.Stream)
+		return c
+	case model.PutAttrs:
+		c.Stream = key(c.Stream)
+		return c
+	case model.AppendBatch:
+		c.Stream = key(c.Stream)
+		return c
 	}
-	return cmd
+	panic(fmt.Sprintf("difftest: Namespace does not know %T", cmd))
 }
 
 // Mismatch is a differential failure: the first step where a target's response

@@ -8,6 +8,8 @@
 //	FuzzTTLParse               Stream-TTL grammar (B-5.1-04, A-13)
 //	FuzzExpiresAtParse         Stream-Expires-At as RFC 3339 (B-5.1-06, A-12)
 //	FuzzStreamClosedHeader     Stream-Closed presence rule (B-4.1-01, A-30)
+//	FuzzBatchFrames            append-batch framing: own encoder round trip, refusals (ext §4.1)
+//	FuzzAttrsNormalize         attribute normaliser: idempotent, order-insensitive, ≤ 16 KiB (ext §5.1)
 //	FuzzHTTPHandler            any request through httpd: never a 5xx, never a panic
 //	FuzzModelVsEngine          command scripts on the model, the engine and httpd agree
 //

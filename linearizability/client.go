@@ -16,6 +16,10 @@ type Client interface {
 	Create(stream string) Output
 	// Append sends one POST.
 	Append(in Input) Output
+	// AppendBatch sends one POST {stream}/append-batch with one frame per input (extension
+	// §4) and returns one output per frame: its acknowledgement, or the whole request's
+	// status when it failed as a whole (Status 0 when unknown).
+	AppendBatch(stream string, frames []Input) []Output
 	// ReadAll reads stream from -1 up to the tail, following Stream-Next-Offset across
 	// chunks; it returns the summary and the content.
 	ReadAll(stream string) (Output, []byte)

@@ -172,3 +172,44 @@ func (s *flaky) Append(k model.StreamKey, req engine.AppendRequest) (engine.Appe
 	}
 	return s.Store.Append(k, req)
 }
+
+// batchDrop drops the second frame of every other append-batch request of two or more
+// frames and acknowledges it as if it had been appended at the first frame's offset
+// (extension §4: each frame is its own append).
+type batchDrop struct {
+	httpd.Store
+	mu sync.Mutex
+	n  int
+}
+
+func (s *batchDrop) AppendBatch(k model.StreamKey, mt string, frames [][]byte) ([]engine.FrameAck, bool, error) {
+	s.mu.Lock()
+	s.n++
+	drop := len(frames) >= 2 && s.n%2 == 0
+	s.mu.Unlock()
+	if !drop {
+		return s.Store.AppendBatch(k, mt, frames)
+	}
+	kept := append(append([][]byte{}, frames[0]), frames[2:]...)
+	acks, isJSON, err := s.Store.AppendBatch(k, mt, kept)
+	if err != nil {
+		return acks, isJSON, err
+	}
+	out := append([]engine.FrameAck{acks[0], acks[0]}, acks[1:]...)
+	return out, isJSON, nil
+}
+
+// AppendBatch loses the responses of append-batch requests the way Append does.
+func (s *flaky) AppendBatch(k model.StreamKey, mt string, frames [][]byte) ([]engine.FrameAck, bool, error) {
+	s.mu.Lock()
+	r := s.rng.IntN(100)
+	s.mu.Unlock()
+	switch {
+	case r < 4:
+		_, _, _ = s.Store.AppendBatch(k, mt, frames)
+		return nil, false, errLostResponse
+	case r < 7:
+		return nil, false, errLostResponse
+	}
+	return s.Store.AppendBatch(k, mt, frames)
+}

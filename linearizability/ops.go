@@ -38,6 +38,9 @@ type Input struct {
 	Producer  *Producer `json:"producer,omitempty"`
 	StreamSeq string    `json:"stream_seq,omitempty"` // "" = no Stream-Seq header
 	Close     bool      `json:"close,omitempty"`      // Stream-Closed: true
+	// Frame is the 1-based index of an append-batch frame (extension §4): each frame is
+	// its own append, recorded as its own operation; 0 for a plain POST.
+	Frame int `json:"frame,omitempty"`
 
 	digest Digest // of Body, filled by prepare
 }
@@ -85,6 +88,9 @@ func (in Input) String() string {
 		}
 		if in.Close && in.Body != "" {
 			s += " +close"
+		}
+		if in.Frame > 0 {
+			s += fmt.Sprintf(" (batch frame %d)", in.Frame)
 		}
 		return s
 	}

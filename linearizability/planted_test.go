@@ -19,6 +19,7 @@ var planted = []plantedCase{
 	{"reordered-appends", func(s httpd.Store) httpd.Store { return &reorder{Store: s} }},
 	{"stale-cached-read", func(s httpd.Store) httpd.Store { return &staleCache{Store: s} }},
 	{"close-admits-one-more-append", func(s httpd.Store) httpd.Store { return &lateClose{Store: s} }},
+	{"batch-drops-a-frame", func(s httpd.Store) httpd.Store { return &batchDrop{Store: s} }},
 }
 
 // plantedConfig is small but dense: two streams, eight clients.

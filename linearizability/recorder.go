@@ -70,3 +70,24 @@ func (c *ClientRecorder) Do(in Input, f func() Output) Output {
 	}
 	return out
 }
+
+// DoBatch performs one append-batch request and records each frame as its own append
+// (extension §4: a frame is an independent logical append), all with the request's call
+// and return times. Frames of one request are concurrent operations, so each is
+// recorded under a client id of its own; an unknown outcome leaves every frame unknown.
+func (c *ClientRecorder) DoBatch(frames []Input, f func() []Output) []Output {
+	call := c.r.now()
+	outs := f()
+	ret := c.r.now()
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	for i, in := range frames {
+		op := Op{Client: c.r.clients, Call: call, Return: ret, Input: in, Output: outs[i]}
+		c.r.clients++
+		if outs[i].Unknown() {
+			op.Return = 0
+		}
+		c.r.ops = append(c.r.ops, op)
+	}
+	return outs
+}

@@ -39,6 +39,9 @@ type Config struct {
 	// such a bug (dsd's KI-2 before 5c49ed9: 409 STREAM_CLOSED sent before the close it
 	// reveals had committed) from others; leave it off to test a server fully.
 	ExclusiveConflicts bool
+	// BaseOnly leaves out the extension operations (append-batch, snapshots, retention,
+	// record coordinates, forks), for servers that implement only the base protocol.
+	BaseOnly bool
 }
 
 func (c *Config) defaults() {
@@ -252,9 +255,11 @@ func (w *workload) streamSeqAppend(cr *ClientRecorder, rng *mrand.Rand, s *strea
 // op runs one operation of the main phase, chosen by r in [0, 100).
 func (w *workload) op(cr *ClientRecorder, rng *mrand.Rand, r int, s *streamPlan, body func() string, p *producerPlan, c int) {
 	switch {
-	case r < 30:
+	case r < 24 || (r < 30 && w.cfg.BaseOnly):
 		in := Input{Kind: OpAppend, Stream: s.name, Body: body()}
 		cr.Do(in, func() Output { return w.client.Append(in) })
+	case r < 30:
+		w.batch(cr, rng, s, body)
 	case r < 52:
 		w.producerAppend(cr, rng, s, body, p, c)
 	case r < 75:
@@ -264,6 +269,16 @@ func (w *workload) op(cr *ClientRecorder, rng *mrand.Rand, r int, s *streamPlan,
 	default:
 		cr.Do(Input{Kind: OpCreate, Stream: s.name}, func() Output { return w.client.Create(s.name) })
 	}
+}
+
+// batch sends one append-batch request of one to four frames, each a unique body
+// (extension §4).
+func (w *workload) batch(cr *ClientRecorder, rng *mrand.Rand, s *streamPlan, body func() string) {
+	frames := make([]Input, 1+rng.IntN(4))
+	for i := range frames {
+		frames[i] = Input{Kind: OpAppend, Stream: s.name, Body: body(), Frame: i + 1}
+	}
+	cr.DoBatch(frames, func() []Output { return w.client.AppendBatch(s.name, frames) })
 }
 
 // producerAppend sends the producer's next append, or one of its deliberate misuses.

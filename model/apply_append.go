@@ -85,36 +85,43 @@ func (s State) appendStream(c AppendStream, now time.Time) (State, Result) {
 	st = st.clone()
 	st.accessMs = now.UnixMilli()
 	s = s.withStream(c.Stream, st)
+	return s, st.decideAppend(req)
+}
+
+// decideAppend runs A-07 steps 3-8 on a live stream that the caller has cloned: it
+// changes st when the append is admitted and returns the response. An append-batch frame
+// goes through the same steps (extension §4: each frame is its own append).
+func (st *stream) decideAppend(req appendRequest) Result {
 	if st.closed {
-		return s, appendToClosed(st, req)
+		return appendToClosed(st, req)
 	}
 	if len(req.body) > 0 && req.mediaType != st.mediaType {
-		return s, fail(StatusConflict, ErrContentTypeMismatch)
+		return fail(StatusConflict, ErrContentTypeMismatch)
 	}
 	if p := req.producer; p != nil {
 		ps := st.producer(p.ID)
 		adm, err := AdmitProducer(ps, *p)
 		if err != nil {
-			return s, fail(producerErrorStatus(err), err)
+			return fail(producerErrorStatus(err), err)
 		}
 		if adm == AdmitDuplicate {
 			next := st.tail()
 			if p.Seq == ps.LastSeq {
 				next = ps.LastEnd
 			}
-			return s, Result{Status: StatusNoContent, NextOffset: offsetPtr(next), Closed: st.closed,
+			return Result{Status: StatusNoContent, NextOffset: offsetPtr(next), Closed: st.closed,
 				Producer: &ProducerAck{Epoch: ps.Epoch, Seq: ps.LastSeq}}
 		}
 	}
 	if len(req.body) > 0 && req.streamSeq != nil && StreamSeqRegresses(st.streamSeq, *req.streamSeq) {
-		return s, fail(StatusConflict, ErrStreamSeqConflict)
+		return fail(StatusConflict, ErrStreamSeqConflict)
 	}
 	var msgs [][]byte
 	if len(req.body) > 0 {
 		if st.isJSON() {
 			flat, err := FlattenJSON(req.body, false)
 			if err != nil {
-				return s, fail(StatusBadRequest, err)
+				return fail(StatusBadRequest, err)
 			}
 			msgs = canonicalMessages(flat)
 		} else {
@@ -141,7 +148,7 @@ func (s State) appendStream(c AppendStream, now time.Time) (State, Result) {
 		}
 	}
 	res.NextOffset, res.Closed = offsetPtr(st.tail()), st.closed
-	return s, res
+	return res
 }
 
 // appendToClosed answers a POST to a closed stream (A-07 step 3). Close-only: 204 with

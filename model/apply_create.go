@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"bytes"
+	"time"
+)
 
 // createConfig is what a PUT {stream} asks for once its headers are parsed; it is the
 // configuration an idempotent re-create is compared with (B-5.1-01, A-10).
@@ -10,12 +13,14 @@ type createConfig struct {
 	ttl         *uint64
 	expiresAtMs *int64
 	closed      bool
+	attrs       []byte // normalized Stream-Attrs; nil: none (extension §5.2)
 }
 
 // parseCreate reads the create headers in the order the 400s are decided:
 // Content-Type, TTL together with Expires-At (B-5.1-07), TTL (B-5.1-04, A-13),
-// Expires-At (B-5.1-06, A-12), Stream-Closed (B-4.1-01, A-30). An empty Content-Type
-// counts as absent.
+// Expires-At (B-5.1-06, A-12), Stream-Closed (B-4.1-01, A-30), Stream-Attrs (extension
+// §5.1, §5.2: normalized by NormalizeAttrs, 400 when invalid). An empty Content-Type counts
+// as absent.
 func parseCreate(c CreateStream, now time.Time) (createConfig, error) {
 	cfg := createConfig{contentType: DefaultContentType, mediaType: DefaultContentType}
 	if c.ContentType != nil && *c.ContentType != "" {
@@ -44,15 +49,25 @@ func parseCreate(c CreateStream, now time.Time) (createConfig, error) {
 		cfg.expiresAtMs = &ms
 	}
 	cfg.closed = c.Closed != nil && StreamClosedHeader(*c.Closed)
+	if c.Attrs != nil {
+		a, err := NormalizeAttrs([]byte(*c.Attrs))
+		if err != nil {
+			return cfg, err
+		}
+		cfg.attrs = a
+	}
 	return cfg, nil
 }
 
 // same reports whether an existing stream has the configuration a re-create asks for
 // (B-5.1-01, B-5.1-02, B-5.1-14, A-10): normalized media type, TTL as a number,
-// Expires-At as an instant, closure.
+// Expires-At as an instant, closure, and the attributes after normalization ({} and
+// absent are equal, unknown fields are dropped, key order does not matter: extension
+// §5.1, §5.2).
 func (cfg createConfig) same(st *stream) bool {
 	return cfg.mediaType == st.mediaType && cfg.closed == st.closed &&
-		equalPtr(cfg.ttl, st.ttl) && equalPtr(cfg.expiresAtMs, st.expiresAtMs)
+		equalPtr(cfg.ttl, st.ttl) && equalPtr(cfg.expiresAtMs, st.expiresAtMs) &&
+		bytes.Equal(cfg.attrs, st.attrs)
 }
 
 func equalPtr[T comparable](a, b *T) bool {
@@ -106,7 +121,7 @@ func (s State) createStream(c CreateStream, now time.Time) (State, Result) {
 	ms := now.UnixMilli()
 	st = &stream{incarnation: s.incarnations, contentType: cfg.contentType,
 		mediaType: cfg.mediaType, ttl: cfg.ttl, expiresAtMs: cfg.expiresAtMs, accessMs: ms,
-		closed: cfg.closed}
+		closed: cfg.closed, attrs: cfg.attrs}
 	if len(msgs) > 0 {
 		st.appendUnit(msgs)
 	}

@@ -7,8 +7,8 @@ import "fmt"
 // commands are the HTTP requests of the bucketed surface (D1) with the URL already split
 // into bucket and stream ids; the flat surface is the same requests in one bucket.
 //
-// Forks, snapshots, retention, attributes, record-aware reads and append-batch are not
-// commands yet: the state machine covers the base protocol and buckets (see doc.go).
+// The extension commands (attributes, append-batch, snapshots, retention, bootstrap)
+// live in the apply_* file of their concept.
 type Command interface {
 	// Name is a short description for logs and failure messages.
 	Name() string
@@ -23,14 +23,15 @@ type GetBucket struct{ Bucket string }
 // DeleteBucket is DELETE /{bucket_id}.
 type DeleteBucket struct{ Bucket string }
 
-// CreateStream is PUT {stream} (B-5.1): Content-Type, Stream-TTL, Stream-Expires-At and
-// Stream-Closed as sent, and the initial content.
+// CreateStream is PUT {stream} (B-5.1): Content-Type, Stream-TTL, Stream-Expires-At,
+// Stream-Closed and Stream-Attrs (extension §5.2) as sent, and the initial content.
 type CreateStream struct {
 	Stream      StreamKey
 	ContentType *string
 	TTL         *string
 	ExpiresAt   *string
 	Closed      *string
+	Attrs       *string
 	Body        []byte
 }
 
@@ -72,8 +73,12 @@ func (c DeleteBucket) Name() string { return "DELETE /" + c.Bucket }
 
 // Name implements Command.
 func (c CreateStream) Name() string {
-	return fmt.Sprintf("PUT /%s ct=%s ttl=%s exp=%s closed=%s body=%q", c.Stream, show(c.ContentType),
-		show(c.TTL), show(c.ExpiresAt), show(c.Closed), clip(c.Body))
+	out := fmt.Sprintf("PUT /%s ct=%s ttl=%s exp=%s closed=%s", c.Stream, show(c.ContentType),
+		show(c.TTL), show(c.ExpiresAt), show(c.Closed))
+	if c.Attrs != nil {
+		out += fmt.Sprintf(" attrs=%q", clip([]byte(*c.Attrs)))
+	}
+	return out + fmt.Sprintf(" body=%q", clip(c.Body))
 }
 
 // Name implements Command.

@@ -30,6 +30,9 @@ type Result struct {
 
 	// Bucket is the body of GET /{bucket_id}.
 	Bucket *BucketView
+
+	// Acks is the body of a 200 append-batch response, one per frame (extension §4.3).
+	Acks []FrameAck
 }
 
 // ProducerAck is the producer state a successful append reports (B-5.2.1-04).

@@ -62,6 +62,12 @@ func (s State) Apply(cmd Command, now time.Time) (State, Result) {
 		return s.headStream(c, now)
 	case DeleteStream:
 		return s.deleteStream(c, now)
+	case GetAttrs:
+		return s.getAttrs(c, now)
+	case PutAttrs:
+		return s.putAttrs(c, now)
+	case AppendBatch:
+		return s.appendBatch(c, now)
 	}
 	panic(fmt.Sprintf("model: unknown command %T", cmd))
 }

@@ -24,6 +24,8 @@ type stream struct {
 	closer    *Producer // the producer tuple that closed the stream (B-5.2.1-09, A-09)
 	streamSeq *string   // last Stream-Seq recorded
 	producers map[string]ProducerState
+
+	attrs []byte // normalized attribute object; nil: none (extension §5)
 }
 
 // clone returns a shallow copy to change. Slices are shared but are only ever extended
@@ -103,6 +105,7 @@ type StreamView struct {
 	Data        []byte   // canonical bytes
 	TTL         *uint64
 	ExpiresAt   *time.Time
+	Attrs       []byte // normalized attribute object; nil: none
 }
 
 func (st *stream) view() StreamView {
@@ -113,7 +116,7 @@ func (st *stream) view() StreamView {
 	}
 	v := StreamView{Incarnation: st.incarnation, ContentType: st.contentType,
 		MediaType: st.mediaType, Tail: st.tail(), Closed: st.closed, Boundaries: b,
-		Data: slices.Clone(st.data), TTL: st.ttl}
+		Data: slices.Clone(st.data), TTL: st.ttl, Attrs: slices.Clone(st.attrs)}
 	if st.expiresAtMs != nil {
 		t := time.UnixMilli(*st.expiresAtMs).UTC()
 		v.ExpiresAt = &t

@@ -4,7 +4,7 @@
 // Record a live run against any server and check it:
 //
 //	dslincheck --base-url http://127.0.0.1:4437 [--surface flat|bucketed] [--bucket lincheck]
-//	    [--clients 8] [--ops 2000] [--streams 4] [--report-dir DIR]
+//	    [--clients 8] [--ops 2000] [--streams 4] [--base-only] [--report-dir DIR]
 //
 // Re-check saved histories (history.jsonl from a report directory, or fixtures):
 //
@@ -40,7 +40,7 @@ type options struct {
 	timeout, checkTimeout, liveTimeout  time.Duration
 	staleProxy                          bool
 	staleTTL                            time.Duration
-	expectViolation, exclusive          bool
+	expectViolation, exclusive, base    bool
 	files                               []string
 }
 
@@ -62,6 +62,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.staleProxy, "stale-proxy", false, "self-test: check through a proxy that serves stale catch-up reads (a violation is expected)")
 	fs.DurationVar(&o.staleTTL, "stale-ttl", time.Second, "how long --stale-proxy serves a cached read")
 	fs.BoolVar(&o.expectViolation, "expect-violation", false, "succeed only if every run or history is reported as violating")
+	fs.BoolVar(&o.base, "base-only", false, "leave out the extension operations (append-batch, snapshots, retention, records, forks): for servers of the base protocol only")
 	fs.BoolVar(&o.exclusive, "exclusive-conflicts", false, "run closes and Stream-Seq appends alone on their stream, to tell refusals sent before the write they reveal is durable from other bugs (weakens the check)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage:\n  dslincheck --base-url URL [flags]\n  dslincheck [flags] HISTORY.jsonl...\n\nFlags:\n")
@@ -145,7 +146,7 @@ func live(o options) (violated bool, err error) {
 	client := linearizability.NewHTTPClient(base, linearizability.Surface(o.surface), o.bucket)
 	client.Timeout = o.timeout
 	cfg := linearizability.Config{Clients: o.clients, Ops: o.ops, Streams: o.streams, Followers: o.followers,
-		Seed: o.seed, LiveTimeout: o.liveTimeout, ExclusiveConflicts: o.exclusive}
+		Seed: o.seed, LiveTimeout: o.liveTimeout, ExclusiveConflicts: o.exclusive, BaseOnly: o.base}
 	start := time.Now()
 	runRec, err := linearizability.Record(context.Background(), client, cfg)
 	if err != nil {

@@ -1,0 +1,106 @@
+package difftest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/httpd"
+	"github.com/dsd-project/dsd/model"
+)
+
+// plantedStore is a store with one deliberate bug in an extension rule.
+type plantedStore struct {
+	name string
+	wrap func(httpd.Store) httpd.Store
+}
+
+// plantedStores break one rule each that the model states; the differential test must
+// notice every one of them within plantedScripts random scripts.
+var plantedStores = []plantedStore{
+	{"attrs-put-merges", func(s httpd.Store) httpd.Store { return attrsMerge{s} }},
+	{"create-drops-attrs", func(s httpd.Store) httpd.Store { return createDropsAttrs{s} }},
+	{"batch-stops-at-failed-frame", func(s httpd.Store) httpd.Store { return batchStops{s} }},
+}
+
+const plantedScripts = 400
+
+// Every planted bug is reported as a difference between the model and httpd.
+func TestPlantedBugsAreCaught(t *testing.T) {
+	for _, pc := range plantedStores {
+		t.Run(pc.name, func(t *testing.T) {
+			h, err := OpenHarness(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			handler := httpd.New(pc.wrap(h.HTTP), httpd.Config{LongPollTimeout: 10 * time.Millisecond})
+			for i := 0; i < plantedScripts; i++ {
+				start := DefaultStart()
+				script := Generate(NewRandSource(uint64(i)), GenConfig{Steps: 60, Model: h.Model, Start: start})
+				h.Clock.Set(start)
+				err := Run("planted", script, HTTPTarget{H: handler}, h.Clock, h.Model, fmt.Sprintf("p%d-", i))
+				var m *Mismatch
+				if errors.As(err, &m) {
+					t.Logf("caught after %d scripts at step %d: %s\n  command: %s", i+1, m.Step, m.Diff, m.Script[m.Step].Name())
+					return
+				}
+			}
+			t.Fatalf("%d scripts ran without noticing the planted bug", plantedScripts)
+		})
+	}
+}
+
+// attrsMerge merges a PUT /attrs object into the stored one instead of replacing it
+// (extension §5.4: "The request body replaces the complete attribute object").
+type attrsMerge struct{ httpd.Store }
+
+func (s attrsMerge) SetAttrs(k model.StreamKey, attrs []byte) error {
+	old, err := s.Store.Attrs(k)
+	if err != nil || old == nil || attrs == nil {
+		return s.Store.SetAttrs(k, attrs)
+	}
+	var a, b map[string]json.RawMessage
+	_ = json.Unmarshal(old, &a)
+	_ = json.Unmarshal(attrs, &b)
+	for key, v := range b {
+		a[key] = v
+	}
+	merged, _ := json.Marshal(a)
+	return s.Store.SetAttrs(k, merged)
+}
+
+// createDropsAttrs forgets Stream-Attrs on create (extension §5.2).
+type createDropsAttrs struct{ httpd.Store }
+
+func (s createDropsAttrs) Create(k model.StreamKey, req engine.CreateRequest) (engine.CreateResult, error) {
+	req.Attrs = nil
+	return s.Store.Create(k, req)
+}
+
+// batchStops gives up on a batch at its first failed frame: later frames get the same
+// error and are not appended (extension §4.3: frames are independent appends).
+type batchStops struct{ httpd.Store }
+
+func (s batchStops) AppendBatch(k model.StreamKey, mt string, frames [][]byte) ([]engine.FrameAck, bool, error) {
+	var out []engine.FrameAck
+	var isJSON bool
+	for i, f := range frames {
+		acks, j, err := s.Store.AppendBatch(k, mt, [][]byte{f})
+		if err != nil {
+			return nil, false, err
+		}
+		isJSON = j
+		out = append(out, acks[0])
+		if acks[0].Err != nil {
+			for range frames[i+1:] {
+				out = append(out, acks[0])
+			}
+			break
+		}
+	}
+	return out, isJSON, nil
+}
