@@ -137,6 +137,9 @@ func (e *Engine) commitLoop() {
 				e.fail(err)
 			}
 		}
+		if hook := e.pubHook.Load(); hook != nil && err == nil {
+			(*hook)()
+		}
 		for _, o := range batch {
 			if err == nil && o.pub != nil {
 				o.pub()

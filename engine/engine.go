@@ -78,6 +78,7 @@ type Engine struct {
 	startedMs int64
 
 	commitHook atomic.Pointer[func() error] // tests: fault injection before each commit
+	pubHook    atomic.Pointer[func()]       // tests: runs between a commit and its publication
 }
 
 // ErrLocked is returned by Open when another process holds the data file.

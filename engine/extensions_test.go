@@ -111,7 +111,7 @@ func TestSnapshotsAndRetention(t *testing.T) {
 	if _, err := publish(te, "s", 4, "", "x"); !errors.Is(err, model.ErrOffsetNotBoundary) {
 		t.Fatalf("unaligned: %v", err)
 	}
-	if _, err := publish(te, "s", 12, "", "x"); !errors.Is(err, model.ErrSnapshotConflict) {
+	if _, err := publish(te, "s", 12, "", "x"); !errors.Is(err, model.ErrSnapshotPastTail) {
 		t.Fatalf("past tail: %v", err)
 	}
 	if _, err := te.SetRetention(key("s"), Position{Offset: 3}); !errors.Is(err, model.ErrRetentionInvalid) {
@@ -254,5 +254,35 @@ func TestRetentionKeepsDataFileBounded(t *testing.T) {
 	t.Logf("wrote %d KiB of data; file %d KiB after warm-up, %d KiB at the end", written>>10, afterWarmup>>10, final>>10)
 	if final > 2*afterWarmup || final > written/2 {
 		t.Fatalf("data file grew to %d bytes (warm-up %d, written %d)", final, afterWarmup, written)
+	}
+}
+
+// A bootstrap opened between a commit and its publication (its view read from storage is
+// ahead of the tail cache) still returns every message up to its Stream-Next-Offset.
+// Regression test of a conformance finding (X-3.2-01, X-3.4-03).
+func TestBootstrapAheadOfTailCache(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("bc", "text/plain", "start|")
+	release := make(chan struct{})
+	held := make(chan struct{})
+	hook := func() { close(held); <-release }
+	te.pubHook.Store(&hook)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		te.mustAppend("bc", "text/plain", "m000|")
+	}()
+	<-held
+	te.pubHook.Store(nil)
+	b, err := te.OpenBootstrap(key("bc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Next(1 << 20)
+	b.Close()
+	close(release)
+	<-done
+	if err != nil || string(res.Data) != "start|m000|" || res.Next != b.Info.Tail {
+		t.Fatalf("bootstrap read %q up to %v, view tail %v (%v)", res.Data, res.Next, b.Info.Tail, err)
 	}
 }

@@ -178,6 +178,9 @@ func (e *Engine) messages(s *stream, v *streamMeta, start uint64, lim limits) (s
 	sp := span{data: make([]byte, 0, lim.sizeHint(v.Tail-start))}
 	s.mu.Lock()
 	cached, ok, found := s.cache.slice(start, v.Tail)
+	if ok && s.cache.end < v.Tail {
+		ok = false // the view is ahead of the cache (a view read from storage): use storage
+	}
 	if ok && found {
 		for n := 0; n < len(cached) && lim.allows(n, len(sp.data), int(cached[n].size())); n++ {
 			sp.add(cached[n].data())

@@ -119,7 +119,7 @@ func (e *Engine) snapshotBoundary(v *streamMeta, at Position) (off, rec uint64, 
 	off = uint64(at.Offset)
 	switch {
 	case off > v.Tail:
-		return 0, 0, model.ErrSnapshotConflict
+		return 0, 0, model.ErrSnapshotPastTail
 	case off < v.RetainedFrom:
 		return 0, 0, model.ErrOffsetGone
 	}

@@ -29,6 +29,7 @@ func TestBadInputIsRejectedAndChangesNothing(t *testing.T) {
 		{"bad content type", "PUT", "/v1/stream/n1", "", []string{"Content-Type: text"}, 400, "INVALID_CONTENT_TYPE"},
 		{"invalid json create", "PUT", "/v1/stream/n1", "{", []string{"Content-Type: application/json"}, 400, "INVALID_JSON"},
 		{"bad attrs", "PUT", "/v1/stream/n1", "", []string{`Stream-Attrs: {"title":5}`}, 400, "INVALID_ATTRS"},
+		{"attrs trailing bracket", "PUT", "/v1/stream/n1", "", []string{`Stream-Attrs: {"title":"z"}]`}, 400, "INVALID_ATTRS"},
 		{"sub-offset alone", "PUT", "/v1/stream/n1", "", []string{"Stream-Fork-Sub-Offset: 0"}, 400, "INVALID_FORK"},
 		{"fork offset sentinel", "PUT", "/v1/stream/n1", "", []string{"Stream-Forked-From: /v1/stream/s", "Stream-Fork-Offset: now"}, 400, "INVALID_FORK"},
 		{"fork from url", "PUT", "/v1/stream/n1", "", []string{"Stream-Forked-From: http://x/v1/stream/s"}, 400, "INVALID_FORK"},

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -84,6 +85,9 @@ func writeBootstrap(w http.ResponseWriter, b *engine.Bootstrap, boundary string)
 			return err
 		}
 		if len(res.Data) == 0 {
+			if res.Next != b.Info.Tail {
+				return fmt.Errorf("bootstrap ended at %v before %v", res.Next, b.Info.Tail)
+			}
 			break
 		}
 		start := 0

@@ -29,7 +29,8 @@ var statusOf = map[*model.Error]int{
 	model.ErrContentTypeMismatch: 409, model.ErrStreamSeqConflict: 409,
 	model.ErrEpochSeqNotZero:  400,
 	model.ErrSnapshotNotFound: 404, model.ErrSnapshotConflict: 409, model.ErrSnapshotMatch: 409,
-	model.ErrSnapshotLatest: 409, model.ErrRetentionInvalid: 409,
+	model.ErrSnapshotPastTail: 409,
+	model.ErrSnapshotLatest:   409, model.ErrRetentionInvalid: 409,
 	model.ErrStorageFailed: 503, model.ErrShuttingDown: 503,
 }
 

@@ -17,7 +17,7 @@ const MaxAttrsBytes = 16 << 10
 // differ only in key order normalize equal. Errors: ErrBadAttrs, also when the stored
 // form exceeds 16 KiB.
 func NormalizeAttrs(raw []byte) ([]byte, error) {
-	if !utf8.Valid(raw) {
+	if !utf8.Valid(raw) || !json.Valid(raw) {
 		return nil, ErrBadAttrs
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

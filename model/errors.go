@@ -84,6 +84,7 @@ var (
 var (
 	ErrSnapshotNotFound = newErr("SNAPSHOT_NOT_FOUND", "snapshot not found")
 	ErrSnapshotConflict = newErr("SNAPSHOT_CONFLICT", "a different snapshot was published at this offset")
+	ErrSnapshotPastTail = newErr("SNAPSHOT_BEYOND_TAIL", "the snapshot offset is beyond the stream's tail")
 	ErrSnapshotMatch    = newErr("SNAPSHOT_MATCH_FAILED", "Stream-Snapshot-Match does not match the visible snapshot")
 	ErrSnapshotLatest   = newErr("SNAPSHOT_IN_USE", "the latest snapshot cannot be deleted")
 	ErrRetentionInvalid = newErr("RETENTION_CONFLICT", "retention cannot move backward or past the latest snapshot")
@@ -196,7 +197,7 @@ var AllErrors = []error{
 	ErrStreamNotFound, ErrStreamGone, ErrStreamDeletedPut, ErrConfigMismatch, ErrForkSourceGone,
 	ErrForkSourceMiss,
 	ErrContentTypeMismatch, ErrStreamSeqConflict, ErrEpochSeqNotZero,
-	ErrSnapshotNotFound, ErrSnapshotConflict, ErrSnapshotMatch, ErrSnapshotLatest,
+	ErrSnapshotNotFound, ErrSnapshotConflict, ErrSnapshotPastTail, ErrSnapshotMatch, ErrSnapshotLatest,
 	ErrRetentionInvalid,
 	ErrStorageFailed, ErrShuttingDown,
 	&ClosedError{}, &StaleEpochError{}, &SeqGapError{}, &RecordMismatchError{},
