@@ -12,6 +12,7 @@ import (
 // net/http buffers (issue 9: 10,000 idle subscribers in bounded memory).
 type sseConn struct {
 	conn net.Conn
+	wdl  time.Time // the write deadline currently set
 }
 
 // hijackSSE takes over the connection of an HTTP/1.1 request and writes the response head
@@ -68,16 +69,22 @@ func chunk(payload []byte) []byte {
 // lastChunk ends a chunked body.
 var lastChunk = []byte("0\r\n\r\n")
 
-// write sends bytes already framed as chunks, giving up after timeout.
+// write sends bytes already framed as chunks, giving up after between timeout/2 and
+// timeout: the deadline is moved only when less than half of it is left, which spares
+// most writes of a busy subscriber a deadline update.
 func (c *sseConn) write(framed []byte, timeout time.Duration) error {
-	c.conn.SetWriteDeadline(time.Now().Add(timeout))
+	if now := time.Now(); c.wdl.Sub(now) < timeout/2 {
+		c.wdl = now.Add(timeout)
+		c.conn.SetWriteDeadline(c.wdl)
+	}
 	_, err := c.conn.Write(framed)
 	return err
 }
 
 // finish ends the response properly and closes the connection.
 func (c *sseConn) finish() {
-	_ = c.write(lastChunk, time.Second)
+	c.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = c.conn.Write(lastChunk)
 	c.conn.Close()
 }
 
