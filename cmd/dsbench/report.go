@@ -156,11 +156,11 @@ func cell(c benchCase, a *serverAgg) string {
 		return "unsupported"
 	}
 	v, ok := a.median(c.Metric)
-	if !ok {
-		return "no data"
+	s := "no data"
+	if ok {
+		s = fmtNum(v)
 	}
-	s := fmtNum(v)
-	if c.Metric != "p99_ms" {
+	if ok && c.Metric != "p99_ms" {
 		if p99, ok := a.median("p99_ms"); ok {
 			s += fmt.Sprintf(" (p99 %s ms)", fmtNum(p99))
 		}
@@ -188,7 +188,7 @@ func cell(c benchCase, a *serverAgg) string {
 			notes = append(notes, fmt.Sprintf("%.0f %s", v, k))
 		}
 	}
-	if n := a.count(c.Metric); n > 1 || len(a.runs) > 1 {
+	if n := a.count(c.Metric); n > 0 && (n > 1 || len(a.runs) > 1) {
 		notes = append(notes, fmt.Sprintf("median of %d", n))
 		if n < len(a.runs) {
 			notes[len(notes)-1] += fmt.Sprintf(" runs; %d had no value", len(a.runs)-n)

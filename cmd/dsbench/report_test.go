@@ -22,6 +22,7 @@ RESULT workload=fanout server=dsd round=1 case=fanout-1000 p99_ms=8 lost=3 dups=
 RESULT workload=replay server=node-durable round=1 case=replay-500 failed=500 incomplete=0
 RESULT workload=replay server=node-durable round=2 case=replay-500 p99_ms=900 failed=0 incomplete=0
 RESULT workload=replay server=dsd round=1 case=replay-500 p99_ms=700 failed=0 incomplete=0
+RESULT workload=replay server=node round=1 case=replay-500 failed=500 incomplete=0
 RESULT workload=idle-sse server=dsd round=1 case=idle-sse-10000 subscribers=10000 connected=9000 per_sub_kib=3
 RESULT workload=append round=1 rps=5
 `
@@ -96,7 +97,7 @@ func TestReportRendersTable(t *testing.T) {
 	renderSection(&b, res, []KV{{"nproc", "2"}}, "ROUNDS=3", "make bench-peers")
 	out := b.String()
 	for _, want := range []string{
-		"| node-durable | dsd |",
+		"| node-durable | node | dsd |",
 		"12,000 (p99 22.0 ms) [2 errors, median of 3]",
 		"| 10x |",
 		"unsupported",
@@ -105,6 +106,7 @@ func TestReportRendersTable(t *testing.T) {
 		"90,000 (p99 40.0 ms) [6.1x the 14,754 records/s of single POSTs]",
 		"30.0 [writer reached only 20.0 of 50.0 appends/s]",
 		"900 [500 failed, median of 1 runs; 1 had no value]",
+		"| no data [500 failed] |",
 		"- nproc: 2",
 		"```\nmake bench-peers\n```",
 	} {
