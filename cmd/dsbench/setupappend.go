@@ -10,13 +10,13 @@ import (
 	"time"
 )
 
-// setupAppender appends setup data (replay and fill workloads) exactly once per message even
-// when the server answers an append with an error: it appends as an idempotent producer
+// setupAppender appends setup data (replay and fill workloads) as an idempotent producer
 // (§5.2.1; one producer per stream, epoch 0, seq = message number) and retries a failed
-// append with the same seq, which the server deduplicates (204) if the first try landed.
-// The Node reference's durable store needs this: with more than 100 streams in use it
-// answers 404 to appends whose file handle it evicted, and applies them anyway.
-// One appender serves one stream, sequentially.
+// append with the same seq, so that a server which recorded the first try deduplicates the
+// retry (204) instead of storing the message twice. It cannot help a server that writes the
+// bytes without recording the append: the Node reference's durable store does that when it
+// answers 404 under file-handle churn (more than 100 streams written at once), so setups
+// against it run one request at a time. One appender serves one stream, sequentially.
 type setupAppender struct {
 	t       *Target
 	url     string
