@@ -63,10 +63,14 @@ var corsExposeHeaders = strings.Join([]string{
 	"Stream-Data-Content-Type", "Stream-Snapshot-Offset", "Stream-Snapshot-Digest",
 }, ", ")
 
-// setCommonHeaders adds what every response carries (B-12.7-01, B-12.7-02, D7, A-25).
-func setCommonHeaders(h http.Header) {
+// setCommonHeaders adds what every response carries (B-12.7-01, B-12.7-02, D7), and the
+// CORS headers on every GET and HEAD (whose responses caches may share between
+// browsers and other clients) and on every response to a request with an Origin.
+func setCommonHeaders(h http.Header, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cross-Origin-Resource-Policy", "cross-origin")
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Header.Get("Origin") != "" {
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+	}
 }

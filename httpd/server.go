@@ -97,7 +97,7 @@ func methodOrRouteError(r *http.Request) error {
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	setCommonHeaders(w.Header())
+	setCommonHeaders(w.Header(), r)
 	if len(h.cfg.AuthTokens) > 0 && r.Method != http.MethodOptions && !h.authorized(r) {
 		writeError(w, r, model.ErrUnauthorized)
 		return
