@@ -22,6 +22,7 @@ type replayConfig struct {
 	Read       bool // run the readers
 	Bootstrap  bool // read with GET {stream}/bootstrap instead of catch-up
 	Snapshot   bool // publish a snapshot at the midpoint during setup
+	SnapSize   int  // snapshot blob size in bytes; 0 = the first half's bytes
 	PutBody    bool // setup: create each stream with its whole content as the PUT body
 }
 
@@ -39,6 +40,7 @@ func runReplay(args []string) error {
 	fs.BoolVar(&c.Bootstrap, "bootstrap", false, "read each stream with one GET {stream}/bootstrap (multipart/mixed) instead of catch-up reads")
 	fs.BoolVar(&c.PutBody, "put-body", false, "setup: create each stream with its whole content (messages x msg-size bytes) as the PUT body: one request per stream, one message")
 	fs.BoolVar(&c.Snapshot, "snapshot", false, "setup: publish a snapshot at the midpoint offset (PUT {stream}/snapshot/{offset}) where the server supports it")
+	fs.IntVar(&c.SnapSize, "snapshot-size", 0, "with --snapshot: the snapshot blob's size in bytes (0: the first half's bytes)")
 	fs.Usage = flagUsage(fs, "replay", "Clients read whole pre-filled streams at once: catch-up (GET ?offset=-1, following\n"+
 		"Stream-Next-Offset until Stream-Up-To-Date) or /bootstrap. Reports per-client replay time\n"+
 		"(p50/p99), per-request latency and MB/s, and checks every client got the whole stream.")
@@ -95,6 +97,19 @@ func runReplay(args []string) error {
 	return replayRead(ctx, t, c, workload)
 }
 
+// expectedBytes is what one client reads: the stream, or with --bootstrap and --snapshot
+// the snapshot blob followed by the messages after the midpoint.
+func (c replayConfig) expectedBytes() int64 {
+	if !c.Bootstrap || !c.Snapshot {
+		return int64(c.Messages * c.MsgSize)
+	}
+	snap := (c.Messages / 2) * c.MsgSize
+	if c.SnapSize > 0 {
+		snap = c.SnapSize
+	}
+	return int64(snap + (c.Messages-c.Messages/2)*c.MsgSize)
+}
+
 // replaySetup creates the streams and appends the messages (one stream per worker at a time,
 // in order). With c.Snapshot it publishes the first half of each stream as a snapshot at the
 // midpoint offset; it reports whether the server accepted the snapshots (204).
@@ -130,6 +145,9 @@ func replaySetup(ctx context.Context, t *Target, c replayConfig) (bool, error) {
 			return nil
 		}
 		half := bytes.Repeat(msg, c.Messages/2)
+		if c.SnapSize > 0 {
+			half = bytes.Repeat([]byte{'s'}, c.SnapSize)
+		}
 		st, b, err := t.do(ctx, http.MethodPut, a.url+"/snapshot/"+url.PathEscape(mid), map[string]string{"Content-Type": ctype}, half)
 		if err != nil {
 			return err
@@ -202,7 +220,7 @@ func replayRead(ctx context.Context, t *Target, c replayConfig, workload string)
 	statuses := Statuses{}
 	var total int64
 	var reqs, incomplete, failed int
-	want := int64(c.Messages * c.MsgSize)
+	want := c.expectedBytes()
 	var firstErr error
 	for _, res := range results {
 		reqLat.Merge(&res.lat)
