@@ -24,7 +24,14 @@ func TestGeneratorCoverage(t *testing.T) {
 				continue
 			}
 			var res model.Result
+			before := s
 			s, res = s.Apply(c, now)
+			if r, ok := c.(model.SetRetention); ok && res.Status == 204 {
+				v0, _ := before.Stream(r.Stream, now)
+				if v1, _ := s.Stream(r.Stream, now); v1.Retained > v0.Retained {
+					seen["RETAIN advanced"]++
+				}
+			}
 			key := fmt.Sprintf("%s %d %s", Kind(c), res.Status, model.ErrorCode(res.Err))
 			if res.Closed {
 				key += " closed"
@@ -53,6 +60,14 @@ func TestGeneratorCoverage(t *testing.T) {
 		"BATCH 200 ", "BATCH 400 INVALID_BATCH", "BATCH 400 MISSING_CONTENT_TYPE", "BATCH 413 PAYLOAD_TOO_LARGE",
 		"BATCH 404 STREAM_NOT_FOUND", "ACK 204 ", "ACK 409 STREAM_CLOSED", "ACK 409 CONTENT_TYPE_MISMATCH",
 		"ACK 400 INVALID_JSON", "ACK 400 EMPTY_JSON_ARRAY",
+		// Snapshots, retention, bootstrap (extension §2, §3).
+		"PUT-SNAP 204 ", "PUT-SNAP 400 OFFSET_NOT_ALIGNED", "PUT-SNAP 409 SNAPSHOT_BEYOND_TAIL",
+		"PUT-SNAP 409 SNAPSHOT_CONFLICT", "PUT-SNAP 409 SNAPSHOT_MATCH_FAILED", "PUT-SNAP 410 OFFSET_GONE",
+		"PUT-SNAP 400 INVALID_OFFSET", "GET-SNAP 200 ", "GET-SNAP 307 ", "GET-SNAP 404 SNAPSHOT_NOT_FOUND",
+		"DEL-SNAP 204 ", "DEL-SNAP 404 SNAPSHOT_NOT_FOUND", "DEL-SNAP 409 SNAPSHOT_IN_USE",
+		"RETAIN 204 ", "RETAIN 400 OFFSET_NOT_ALIGNED", "RETAIN 409 RETENTION_CONFLICT", "GET 410 OFFSET_GONE",
+		"BOOTSTRAP 200 ", "BOOTSTRAP 200  closed", "BOOTSTRAP 400 INVALID_LIVE_MODE",
+		"RETAIN advanced",
 	}
 	for _, k := range want {
 		if seen[k] == 0 {

@@ -25,6 +25,23 @@ func (t EngineTarget) doExtension(cmd model.Command) (Observation, bool) {
 		return t.putAttrs(c), true
 	case model.AppendBatch:
 		return t.appendBatch(c), true
+	case model.PublishSnapshot:
+		return t.publishSnapshot(c), true
+	case model.GetSnapshot:
+		return t.getSnapshot(c), true
+	case model.DeleteSnapshot:
+		if err := checkKey(c.Stream); err != nil {
+			return t.result(err, nil), true
+		}
+		o, err := model.ParseOffset(c.Offset)
+		if err != nil {
+			return t.result(err, nil), true
+		}
+		return t.result(t.E.DeleteSnapshot(c.Stream, o), func(o *Observation) { o.Status = 204 }), true
+	case model.SetRetention:
+		return t.setRetention(c), true
+	case model.Bootstrap:
+		return t.bootstrap(c), true
 	}
 	return Observation{}, false
 }

@@ -55,6 +55,9 @@ func (t EngineTarget) Do(cmd model.Command) Observation {
 			if info.ExpiresAt != nil {
 				o.Header[hExpiresAt] = model.FormatExpiresAt(*info.ExpiresAt)
 			}
+			if info.Snapshot != nil {
+				snapshotHeaders(o.Header, info.Snapshot)
+			}
 		})
 	case model.DeleteStream:
 		if err := checkKey(c.Stream); err != nil {

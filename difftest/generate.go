@@ -94,15 +94,15 @@ func (g *generator) step() {
 		g.emit(model.GetBucket{Bucket: g.bucket()})
 	case r < 9:
 		g.emit(model.DeleteBucket{Bucket: g.bucket()})
-	case r < 20:
+	case r < 19:
 		g.emit(g.create())
-	case r < 52:
+	case r < 48:
 		g.emit(g.append())
-	case r < 66:
+	case r < 61:
 		g.emit(g.read())
-	case r < 71:
+	case r < 66:
 		g.emit(model.HeadStream{Stream: g.key()})
-	case r < 75:
+	case r < 70:
 		g.emit(model.DeleteStream{Stream: g.key()})
 	default:
 		g.emit(g.extension())
@@ -292,11 +292,13 @@ func (g *generator) read() model.ReadStream {
 		c.Offset = model.Str("now")
 	case r < 92 && exists:
 		o := v.Boundaries[g.pick(len(v.Boundaries))]
-		switch g.pick(6) {
+		switch g.pick(8) {
 		case 0:
 			o++
 		case 1:
 			o = v.Tail + 1
+		case 2, 3:
+			o = g.below(v, v.Retained)
 		}
 		c.Offset = model.Str(o.String())
 	default:

@@ -9,12 +9,22 @@ import (
 // extension emits one request of the extensions.
 func (g *generator) extension() model.Command {
 	switch r := g.pick(100); {
-	case r < 12:
+	case r < 5:
 		return model.GetAttrs{Stream: g.key()}
-	case r < 25:
+	case r < 10:
 		return g.putAttrs()
-	default:
+	case r < 25:
 		return g.batch()
+	case r < 45:
+		return g.publishSnapshot()
+	case r < 53:
+		return g.getSnapshot()
+	case r < 57:
+		return g.deleteSnapshot()
+	case r < 82:
+		return g.setRetention()
+	default:
+		return g.bootstrap()
 	}
 }
 

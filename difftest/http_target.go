@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 
 	"github.com/dsd-project/dsd/model"
 )
@@ -102,10 +103,13 @@ func FromHTTP(cmd model.Command, status int, h http.Header, body []byte) Observa
 			o.Header[k] = v
 		}
 	}
-	if o.Header[hLocation] != "" {
+	if loc := o.Header[hLocation]; loc != "" {
 		o.Header[hLocation] = "present"
+		if status == http.StatusTemporaryRedirect {
+			o.Header[hLocation] = redirectTarget(cmd, loc)
+		}
 	}
-	if status >= 300 {
+	if status >= 300 && status != http.StatusTemporaryRedirect {
 		delete(o.Header, hContentType)
 		var e struct {
 			Error struct{ Code string } `json:"error"`
@@ -144,3 +148,23 @@ func FromHTTP(cmd model.Command, status int, h http.Header, body []byte) Observa
 // CodeNoBody stands for the error code of a HEAD error response, which has no body
 // (A-24): only its status can be compared.
 const CodeNoBody = "(HEAD: no body)"
+
+// redirectTarget renders the Location of GET {stream}/snapshot's 307 as
+// "snapshot/{offset}" when it names {stream}/snapshot/{offset} (extension §2.3).
+func redirectTarget(cmd model.Command, loc string) string {
+	c, ok := cmd.(model.GetSnapshot)
+	u, err := url.Parse(loc)
+	if !ok || err != nil {
+		return "UNEXPECTED: " + loc
+	}
+	prefix := streamPath(c.Stream) + "/snapshot/"
+	rest, found := strings.CutPrefix(u.EscapedPath(), prefix)
+	if !found {
+		return "UNEXPECTED: " + loc
+	}
+	tok, err := url.PathUnescape(rest)
+	if err != nil {
+		return "UNEXPECTED: " + loc
+	}
+	return "snapshot/" + tok
+}

@@ -26,6 +26,16 @@ func Kind(c model.Command) string {
 		return "PUT-ATTRS"
 	case model.AppendBatch:
 		return "BATCH"
+	case model.PublishSnapshot:
+		return "PUT-SNAP"
+	case model.GetSnapshot:
+		return "GET-SNAP"
+	case model.DeleteSnapshot:
+		return "DEL-SNAP"
+	case model.SetRetention:
+		return "RETAIN"
+	case model.Bootstrap:
+		return "BOOTSTRAP"
 	}
 	return strings.ToUpper(strings.TrimPrefix(fmt.Sprintf("%T", c), "model."))
 }

@@ -28,6 +28,8 @@ type Observation struct {
 	Body string
 	// Acks are the acknowledgements of a 200 append-batch response (extension §4.3).
 	Acks []AckObs
+	// Parts are the parts of a /bootstrap response (extension §3.2).
+	Parts []PartObs
 }
 
 // Compared header names (canonical MIME form, as net/http stores them).
@@ -43,10 +45,12 @@ const (
 	hReceived    = "Producer-Received-Seq"
 	hTTL         = "Stream-Ttl"
 	hExpiresAt   = "Stream-Expires-At"
+	hSnapOffset  = "Stream-Snapshot-Offset"
+	hSnapDigest  = "Stream-Snapshot-Digest"
 )
 
 var comparedHeaders = []string{hContentType, hLocation, hNext, hClosed, hUpToDate, hEpoch, hSeq,
-	hExpected, hReceived, hTTL, hExpiresAt}
+	hExpected, hReceived, hTTL, hExpiresAt, hSnapOffset, hSnapDigest}
 
 // FromResult renders the model's decision as an Observation.
 func FromResult(r model.Result) Observation {
@@ -64,8 +68,8 @@ func FromResult(r model.Result) Observation {
 	if r.Closed {
 		h[hClosed] = "true"
 	}
-	if r.UpToDate {
-		h[hUpToDate] = "true"
+	if r.UpToDate || r.UpToDateAlways {
+		h[hUpToDate] = strconv.FormatBool(r.UpToDate)
 	}
 	if p := r.Producer; p != nil {
 		h[hEpoch], h[hSeq] = u(p.Epoch), u(p.Seq)
@@ -84,8 +88,26 @@ func FromResult(r model.Result) Observation {
 	for _, a := range r.Acks {
 		o.Acks = append(o.Acks, ackFromModel(a))
 	}
+	if sn := r.Snapshot; sn != nil {
+		h[hSnapOffset] = "-1"
+		if sn.Offset != nil {
+			h[hSnapOffset] = sn.Offset.String()
+		}
+		if sn.Digest != "" {
+			h[hSnapDigest] = sn.Digest
+		}
+	}
+	if r.SnapshotLocation != nil {
+		h[hLocation] = snapshotLocation(*r.SnapshotLocation)
+	}
+	for _, p := range r.Parts {
+		o.Parts = append(o.Parts, PartObs{ContentType: p.ContentType, Body: string(p.Body)})
+	}
 	return o
 }
+
+// snapshotLocation is how a 307 Location is compared: the part after the stream's path.
+func snapshotLocation(o model.Offset) string { return "snapshot/" + o.String() }
 
 // errorHeaders adds the headers a typed protocol error carries (B-5.2-10, B-5.2.1-04).
 func errorHeaders(h map[string]string, err error) {
@@ -135,6 +157,7 @@ func (want Observation) Diff(got Observation) string {
 		out = append(out, fmt.Sprintf("body %q, want %q", clip(got.Body), clip(want.Body)))
 	}
 	out = append(out, diffAcks(want.Acks, got.Acks)...)
+	out = append(out, diffParts(want.Parts, got.Parts)...)
 	return strings.Join(out, "; ")
 }
 
@@ -152,6 +175,9 @@ func (o Observation) String() string {
 	}
 	if len(o.Acks) > 0 {
 		fmt.Fprintf(&b, " acks=%s", o.Acks)
+	}
+	if len(o.Parts) > 0 {
+		fmt.Fprintf(&b, " parts=%s", o.Parts)
 	}
 	return b.String()
 }

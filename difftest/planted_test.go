@@ -24,6 +24,9 @@ var plantedStores = []plantedStore{
 	{"attrs-put-merges", func(s httpd.Store) httpd.Store { return attrsMerge{s} }},
 	{"create-drops-attrs", func(s httpd.Store) httpd.Store { return createDropsAttrs{s} }},
 	{"batch-stops-at-failed-frame", func(s httpd.Store) httpd.Store { return batchStops{s} }},
+	{"snapshot-digest-of-raw-content-type", func(s httpd.Store) httpd.Store { return rawDigest{s} }},
+	{"bootstrap-drops-snapshot", func(s httpd.Store) httpd.Store { return bootstrapNoSnapshot{s} }},
+	{"head-omits-snapshot", func(s httpd.Store) httpd.Store { return headNoSnapshot{s} }},
 }
 
 const plantedScripts = 400
@@ -103,4 +106,37 @@ func (s batchStops) AppendBatch(k model.StreamKey, mt string, frames [][]byte) (
 		}
 	}
 	return out, isJSON, nil
+}
+
+// rawDigest reports a publish's digest over the Content-Type as sent instead of the
+// normalized media type (D5).
+type rawDigest struct{ httpd.Store }
+
+func (s rawDigest) PublishSnapshot(k model.StreamKey, req engine.SnapshotRequest) (engine.SnapshotInfo, error) {
+	info, err := s.Store.PublishSnapshot(k, req)
+	if err == nil && req.ContentType != "" {
+		info.Digest = engine.SnapshotDigest(req.ContentType, req.Body)
+	}
+	return info, err
+}
+
+// bootstrapNoSnapshot sends an empty first part even when a snapshot is visible
+// (extension §3.2).
+type bootstrapNoSnapshot struct{ httpd.Store }
+
+func (s bootstrapNoSnapshot) OpenBootstrap(k model.StreamKey) (*engine.Bootstrap, error) {
+	b, err := s.Store.OpenBootstrap(k)
+	if err == nil {
+		b.Snapshot, b.Body = nil, nil
+	}
+	return b, err
+}
+
+// headNoSnapshot leaves Stream-Snapshot-Offset out of HEAD (extension §2.4).
+type headNoSnapshot struct{ httpd.Store }
+
+func (s headNoSnapshot) Head(k model.StreamKey) (engine.StreamInfo, error) {
+	info, err := s.Store.Head(k)
+	info.Snapshot = nil
+	return info, err
 }

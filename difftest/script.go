@@ -97,6 +97,21 @@ func Namespace(cmd model.Command, ns string) model.Command {
 	case model.AppendBatch:
 		c.Stream = key(c.Stream)
 		return c
+	case model.PublishSnapshot:
+		c.Stream = key(c.Stream)
+		return c
+	case model.GetSnapshot:
+		c.Stream = key(c.Stream)
+		return c
+	case model.DeleteSnapshot:
+		c.Stream = key(c.Stream)
+		return c
+	case model.SetRetention:
+		c.Stream = key(c.Stream)
+		return c
+	case model.Bootstrap:
+		c.Stream = key(c.Stream)
+		return c
 	}
 	panic(fmt.Sprintf("difftest: Namespace does not know %T", cmd))
 }

@@ -8,78 +8,98 @@ import (
 	"strings"
 )
 
-// batchBody frames the inputs' bodies (extension §4.1).
-func batchBody(frames []Input) []byte {
+// batchBody frames the bodies (extension §4.1).
+func batchBody(frames []string) []byte {
 	var b []byte
-	for _, in := range frames {
-		b = binary.BigEndian.AppendUint32(b, uint32(len(in.Body)))
-		b = append(b, in.Body...)
+	for _, f := range frames {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(f)))
+		b = append(b, f...)
 	}
 	return b
 }
 
-// each returns n copies of out: the outcome of a batch that failed as a whole.
-func each(n int, out Output) []Output {
-	outs := make([]Output, n)
-	for i := range outs {
-		outs[i] = out
-	}
-	return outs
-}
-
-// AppendBatch implements Client: one frame per input, acknowledged per frame.
-func (c EngineClient) AppendBatch(stream string, frames []Input) []Output {
+// AppendBatch implements Client.
+func (c EngineClient) AppendBatch(stream string, frames []string) Output {
 	payloads := make([][]byte, len(frames))
-	for i, in := range frames {
-		payloads[i] = []byte(in.Body)
+	for i, f := range frames {
+		payloads[i] = []byte(f)
 	}
 	acks, _, err := c.Store.AppendBatch(c.key(stream), c.contentType(stream), payloads)
 	if err != nil {
-		return each(len(frames), errorOutput(err))
+		return errorOutput(err)
 	}
-	if len(acks) != len(frames) {
-		return each(len(frames), Output{Error: fmt.Sprintf("%d acks for %d frames", len(acks), len(frames))})
-	}
-	outs := make([]Output, len(frames))
+	out := Output{Status: 200, Acks: make([]Ack, len(acks))}
 	for i, a := range acks {
 		if a.Err != nil {
-			outs[i] = errorOutput(a.Err)
+			o := errorOutput(a.Err)
+			if o.Unknown() {
+				return o
+			}
+			out.Acks[i] = Ack{Status: o.Status, Offset: o.Offset, Closed: o.Closed}
 			continue
 		}
-		outs[i] = Output{Status: 204, Offset: a.Tail.String(), Closed: a.Closed}
+		out.Acks[i] = Ack{Status: 204, Offset: a.Tail.String(), Closed: a.Closed}
 	}
-	return outs
+	return out
 }
 
-// AppendBatch implements Client: POST {stream}/append-batch; a 200 is read ack by ack,
-// any other status applies to every frame.
-func (c *HTTPClient) AppendBatch(stream string, frames []Input) []Output {
+// AppendBatch implements Client: POST {stream}/append-batch.
+func (c *HTTPClient) AppendBatch(stream string, frames []string) Output {
 	resp, err := c.do(http.MethodPost, c.streamURL(stream)+"/append-batch",
 		http.Header{"Content-Type": {c.contentType(stream)}}, batchBody(frames))
 	out := output(resp, err)
 	if out.Unknown() || out.Status != 200 {
-		return each(len(frames), out)
+		return out
 	}
 	var acks []struct {
 		Status int    `json:"status"`
 		Next   string `json:"stream_next_offset"`
 		Closed bool   `json:"stream_closed"`
 	}
-	if err := json.Unmarshal(resp.Body, &acks); err != nil || len(acks) != len(frames) {
-		return each(len(frames), Output{Error: fmt.Sprintf("unreadable acks (%v): %q", err, resp.Body)})
+	if err := json.Unmarshal(resp.Body, &acks); err != nil {
+		return Output{Error: fmt.Sprintf("unreadable acks (%v): %q", err, resp.Body)}
 	}
-	outs := make([]Output, len(frames))
-	for i, a := range acks {
-		outs[i] = Output{Status: a.Status, Offset: a.Next, Closed: a.Closed}
+	for _, a := range acks {
 		if a.Status >= 500 {
-			outs[i] = Output{Error: fmt.Sprintf("frame status %d", a.Status)}
+			return Output{Error: fmt.Sprintf("frame status %d", a.Status)}
 		}
+		out.Acks = append(out.Acks, Ack{Status: a.Status, Offset: a.Next, Closed: a.Closed})
 	}
-	return outs
+	return out
+}
+
+// stepBatch applies an append-batch request: each frame as its own append, in order,
+// its acknowledgement checked like that append's response (extension §4, §4.4). The
+// frames take effect at one point of the linearization, which is how dsd commits them
+// (one decision pass, one transaction: CONFORMANCE.md "Append-batch"); a server that
+// interleaved other writes between the frames of one request would be reported. A
+// batch with an unknown outcome applies every admissible frame; one refused as a whole
+// is 404 on a missing stream.
+func stepBatch(s State, in Input, out Output) (bool, State) {
+	if out.Unknown() {
+		for i := range in.Frames {
+			_, s = stepAppend(s, in.frame(i), Output{})
+		}
+		return true, s
+	}
+	if !s.Exists {
+		return out.Status == 404, s
+	}
+	if out.Status != 200 || len(out.Acks) != len(in.Frames) {
+		return false, s
+	}
+	for i, a := range out.Acks {
+		ok, next := stepAppend(s, in.frame(i), a.output())
+		if !ok {
+			return false, s
+		}
+		s = next
+	}
+	return true, s
 }
 
 // isJSONStream reports whether the workload made stream a JSON stream (its name says
-// so: extension streams of the record workload end in "-json").
+// so).
 func isJSONStream(stream string) bool { return strings.HasSuffix(stream, jsonSuffix) }
 
 // jsonSuffix marks the workload's application/json streams.

@@ -95,10 +95,11 @@ func Check(h History, opts CheckOptions) Result {
 	}
 	if res == porcupine.Ok {
 		lin := longestLinearizations(info)
+		ends := endStates(lin)
 		obs := append(linearizedTokens(lin), transcriptTokens(h.Live)...)
-		obs = append(obs, finalTokens(h.Finals)...)
+		obs = append(obs, finalTokens(h.Finals, ends)...)
 		stage("offsets", checkOffsets(obs)...)
-		stage("finals", checkFinals(lin, h.Finals)...)
+		stage("finals", checkFinals(ends, h.Finals)...)
 	}
 	finals := map[string]Final{}
 	for _, f := range h.Finals {
@@ -132,17 +133,19 @@ func longestLinearizations(info porcupine.LinearizationInfo) [][]porcupine.Opera
 	return out
 }
 
-func finalTokens(fs []Final) []tokenAt {
+// finalTokens places each final read's offset: the read started at the retention
+// boundary of the stream's end state.
+func finalTokens(fs []Final, ends map[string]State) []tokenAt {
 	var out []tokenAt
 	for _, f := range fs {
-		out = append(out, tokenAt{stream: f.Stream, pos: uint64(len(f.Content)), token: f.Offset,
-			source: "final read"})
+		out = append(out, tokenAt{stream: f.Stream, pos: ends[f.Stream].RetLen + uint64(len(f.Content)),
+			token: f.Offset, source: "final read"})
 	}
 	return out
 }
 
-// checkFinals compares each final content with its stream's linearized end state.
-func checkFinals(lin [][]porcupine.Operation, finals []Final) []error {
+// endStates replays each partition's linearization to its end state.
+func endStates(lin [][]porcupine.Operation) map[string]State {
 	end := map[string]State{}
 	for _, ops := range lin {
 		s := State{}
@@ -153,13 +156,20 @@ func checkFinals(lin [][]porcupine.Operation, finals []Final) []error {
 			end[ops[0].Input.(Input).Stream] = s
 		}
 	}
+	return end
+}
+
+// checkFinals compares each final content (a read from -1: what follows the retention
+// boundary) with its stream's linearized end state.
+func checkFinals(end map[string]State, finals []Final) []error {
 	var errs []error
 	for _, f := range finals {
 		s, ok := end[f.Stream]
 		if !ok {
 			continue
 		}
-		if s.Len != uint64(len(f.Content)) || s.Digest != DigestOf(f.Content) || s.Closed != f.Closed {
+		n, d := s.retained()
+		if n != uint64(len(f.Content)) || d != DigestOf(f.Content) || s.Closed != f.Closed {
 			errs = append(errs, fmt.Errorf("stream %s: %w: final read has %d bytes (closed %t), the history ends with %s",
 				f.Stream, errFinalMismatch, len(f.Content), f.Closed, s))
 		}

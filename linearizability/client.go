@@ -16,10 +16,9 @@ type Client interface {
 	Create(stream string) Output
 	// Append sends one POST.
 	Append(in Input) Output
-	// AppendBatch sends one POST {stream}/append-batch with one frame per input (extension
-	// §4) and returns one output per frame: its acknowledgement, or the whole request's
-	// status when it failed as a whole (Status 0 when unknown).
-	AppendBatch(stream string, frames []Input) []Output
+	// AppendBatch sends one POST {stream}/append-batch, one frame per body (extension
+	// §4); a 200's Output.Acks holds one acknowledgement per frame.
+	AppendBatch(stream string, frames []string) Output
 	// ReadAll reads stream from -1 up to the tail, following Stream-Next-Offset across
 	// chunks; it returns the summary and the content.
 	ReadAll(stream string) (Output, []byte)
@@ -28,6 +27,17 @@ type Client interface {
 	// ReadFrom catch-up reads from offset to the tail: the data and the final
 	// Stream-Next-Offset.
 	ReadFrom(stream, offset string) ([]byte, string, error)
+	// PublishSnapshot publishes blob as the snapshot at offset token tok (extension
+	// §2.2); the output carries Stream-Snapshot-Offset and -Digest.
+	PublishSnapshot(stream, tok, blob string) Output
+	// SetRetention moves the retention boundary to tok (extension §2.2).
+	SetRetention(stream, tok string) Output
+	// ReadSnapshot reads the visible snapshot (GET {stream}/snapshot and its 307): its
+	// offset, digest and the D5 digest of the blob received (Output.Blob).
+	ReadSnapshot(stream string) Output
+	// Bootstrap reads GET {stream}/bootstrap (extension §3): Output.Blob is the first
+	// part's D5 digest, Len and Digest summarize the update parts' canonical bytes.
+	Bootstrap(stream string) Output
 	// LiveModes names the live-read modes Follow supports.
 	LiveModes() []string
 	// Follow runs a live reader of stream from -1 until EOF or until ctx ends, sometimes

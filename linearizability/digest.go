@@ -62,3 +62,11 @@ func powMod(b, e uint64) uint64 {
 	}
 	return r
 }
+
+// Suffix returns the digest of b, given d = D(a || b) of n bytes and p = D(a) of m
+// bytes (m <= n): D(b) = D(a||b) - D(a) * B^(n-m). The model uses it for reads that
+// start at a retention boundary: it knows the digest of the whole content and of the
+// retained-away prefix.
+func (d Digest) Suffix(n uint64, p Digest, m uint64) Digest {
+	return Digest(addMod(uint64(d), digestMod-mulMod(uint64(p), powMod(digestBase, n-m))))
+}

@@ -53,3 +53,17 @@ func randBytes(rng *rand.Rand, n int) []byte {
 	}
 	return b
 }
+
+// Removing a prefix's digest leaves the suffix's: reads from a retention boundary are
+// checked with it.
+func TestDigestSuffix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := 0; i < 500; i++ {
+		a, b := randBytes(rng, rng.IntN(300)), randBytes(rng, rng.IntN(300))
+		whole := DigestOf(append(append([]byte{}, a...), b...))
+		n := uint64(len(a) + len(b))
+		if got := whole.Suffix(n, DigestOf(a), uint64(len(a))); got != DigestOf(b) {
+			t.Fatalf("suffix of %d after %d bytes: %d, want %d", len(b), len(a), got, DigestOf(b))
+		}
+	}
+}

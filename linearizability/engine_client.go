@@ -92,7 +92,11 @@ func (c EngineClient) Head(stream string) Output {
 	if err != nil {
 		return errorOutput(err)
 	}
-	return Output{Status: 200, Offset: info.Tail.String(), Closed: info.Closed}
+	out := Output{Status: 200, Offset: info.Tail.String(), Closed: info.Closed}
+	if sn := info.Snapshot; sn != nil {
+		out.SnapOffset, out.SnapDigest = sn.Offset.String(), sn.Digest
+	}
+	return out
 }
 
 // ReadFrom implements Client.
@@ -181,8 +185,14 @@ func errorOutput(err error) Output {
 	case errors.Is(err, model.ErrEpochSeqNotZero):
 		return Output{Status: 400}
 	case errors.Is(err, model.ErrStreamSeqConflict), errors.Is(err, model.ErrConfigMismatch),
-		errors.Is(err, model.ErrContentTypeMismatch):
+		errors.Is(err, model.ErrContentTypeMismatch), errors.Is(err, model.ErrSnapshotConflict),
+		errors.Is(err, model.ErrSnapshotPastTail), errors.Is(err, model.ErrSnapshotMatch),
+		errors.Is(err, model.ErrRetentionInvalid):
 		return Output{Status: 409}
+	case errors.Is(err, model.ErrSnapshotNotFound):
+		return Output{Status: 404}
+	case errors.Is(err, model.ErrOffsetGone):
+		return Output{Status: 410}
 	case errors.Is(err, model.ErrStreamNotFound), errors.Is(err, model.ErrBucketNotFound):
 		return Output{Status: 404}
 	case errors.Is(err, model.ErrStreamGone):

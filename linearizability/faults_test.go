@@ -213,3 +213,23 @@ func (s *flaky) AppendBatch(k model.StreamKey, mt string, frames [][]byte) ([]en
 	}
 	return s.Store.AppendBatch(k, mt, frames)
 }
+
+// lostSnapshot acknowledges every other snapshot publish without storing it (extension
+// §2.2: a 204 publish is the visible snapshot from then on).
+type lostSnapshot struct {
+	httpd.Store
+	mu sync.Mutex
+	n  int
+}
+
+func (s *lostSnapshot) PublishSnapshot(k model.StreamKey, req engine.SnapshotRequest) (engine.SnapshotInfo, error) {
+	s.mu.Lock()
+	s.n++
+	lose := s.n%2 == 1
+	s.mu.Unlock()
+	if !lose {
+		return s.Store.PublishSnapshot(k, req)
+	}
+	return engine.SnapshotInfo{Offset: req.At.Offset, ContentType: req.ContentType,
+		Digest: model.SnapshotDigest(req.ContentType, req.Body), Size: int64(len(req.Body))}, nil
+}

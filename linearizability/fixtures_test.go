@@ -150,6 +150,31 @@ func handWritten() map[string]History {
 	out["unknown-append-bad"] = base().op(0, 2, 3, appendIn("s", "a"), Output{Error: "timeout"}).
 		op(1, 4, 5, read, readOut("aa", false)).h
 
+	// Append-batch frames are appends, in frame order (extension §4.4).
+	batch := Input{Kind: OpBatch, Stream: "s", Frames: []string{"ab", "c"}}
+	out["batch-ok"] = base().op(0, 2, 3, batch, Output{Status: 200, Acks: []Ack{{Status: 204, Offset: tok(2)},
+		{Status: 204, Offset: tok(3)}}}).op(1, 4, 5, read, readOut("abc", false)).h
+	out["batch-bad"] = base().op(0, 2, 3, batch, Output{Status: 200, Acks: []Ack{{Status: 204, Offset: tok(2)},
+		{Status: 204, Offset: tok(3)}}}).op(1, 4, 5, read, readOut("ab", false)).h
+
+	// After retention moves to the visible snapshot, a read from -1 starts there, and
+	// bootstrap is the snapshot plus what follows it (extension §2.2, §3.2).
+	snapshotted := func() *hist {
+		return base().op(0, 2, 3, appendIn("s", "abc"), Output{Status: 204, Offset: tok(3)}).
+			op(0, 4, 5, Input{Kind: OpSnapshot, Stream: "s", Offset: tok(3), Body: "S"},
+				Output{Status: 204, SnapOffset: tok(3), SnapDigest: blobDigest("S")}).
+			op(0, 6, 7, appendIn("s", "de"), Output{Status: 204, Offset: tok(5)}).
+			op(0, 8, 9, Input{Kind: OpRetain, Stream: "s", Offset: tok(3)}, Output{Status: 204, Offset: tok(5)})
+	}
+	boot := Output{Status: 200, Offset: tok(5), SnapOffset: tok(3), SnapDigest: blobDigest("S"),
+		Blob: blobDigest("S"), Len: 2, Digest: DigestOf([]byte("de"))}
+	out["retention-ok"] = snapshotted().op(1, 10, 11, read, Output{Status: 200, Offset: tok(5), Len: 2,
+		Digest: DigestOf([]byte("de"))}).op(1, 12, 13, Input{Kind: OpBootstrap, Stream: "s"}, boot).h
+	out["retention-bad"] = snapshotted().op(1, 10, 11, read, readOut("abcde", false)).h
+	staleBoot := boot
+	staleBoot.SnapOffset, staleBoot.Blob, staleBoot.SnapDigest = "-1", emptyPart, ""
+	out["bootstrap-without-snapshot-bad"] = snapshotted().op(1, 12, 13, Input{Kind: OpBootstrap, Stream: "s"}, staleBoot).h
+
 	// Live readers: ordered, gap-free, unique, EOF last and at the end (live.go).
 	liveBase := func() *hist {
 		b := base().op(0, 2, 3, appendIn("s", "ab"), Output{Status: 204, Offset: tok(2)}).

@@ -125,6 +125,7 @@ func output(resp *response, err error) Output {
 		Closed: strings.EqualFold(strings.TrimSpace(h.Get("Stream-Closed")), "true")}
 	out.Epoch, out.Seq = headerUint(h, "Producer-Epoch"), headerUint(h, "Producer-Seq")
 	out.Expected, out.Received = headerUint(h, "Producer-Expected-Seq"), headerUint(h, "Producer-Received-Seq")
+	out.SnapOffset, out.SnapDigest = h.Get("Stream-Snapshot-Offset"), h.Get("Stream-Snapshot-Digest")
 	return out
 }
 

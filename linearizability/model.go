@@ -28,6 +28,23 @@ type State struct {
 	StreamSeq string // last Stream-Seq recorded; "" none (an empty Stream-Seq is a 400)
 	Closer    string // the producer triple that closed the stream, encoded; "" none
 	Producers string // "id epoch seq" entries sorted by id, joined by "\n"
+
+	// StartTok is the token of position 0: the Stream-Next-Offset of the 201 that
+	// created the (empty) stream; "" when unknown.
+	StartTok string
+	// The snapshot register (extension §2): the visible snapshot's offset token (""
+	// none), the length and digest of the content before it, and the D5 digest of its
+	// blob.
+	SnapTok    string
+	SnapLen    uint64
+	SnapDigest Digest
+	SnapBlob   string
+	// The retention register (extension §2.2): the boundary's token ("" while it is the
+	// start) and the length and digest of the content before it. A read from -1 returns
+	// the content after it.
+	RetTok    string
+	RetLen    uint64
+	RetDigest Digest
 }
 
 // Model is the porcupine model of a set of streams, partitioned by stream: each stream's
@@ -89,6 +106,8 @@ func Step(s State, in Input, out Output) (bool, State) {
 		return stepCreate(s, out)
 	case OpAppend:
 		return stepAppend(s, in, out)
+	case OpBatch:
+		return stepBatch(s, in, out)
 	case OpRead:
 		if out.Unknown() {
 			return true, s
@@ -96,7 +115,8 @@ func Step(s State, in Input, out Output) (bool, State) {
 		if !s.Exists {
 			return out.Status == 404, s
 		}
-		if out.Status != 200 || out.Len != s.Len || out.Digest != s.Digest || out.Closed != s.Closed {
+		n, d := s.retained()
+		if out.Status != 200 || out.Len != n || out.Digest != d || out.Closed != s.Closed {
 			return false, s
 		}
 		return s.atTail(out.Offset)
@@ -107,12 +127,26 @@ func Step(s State, in Input, out Output) (bool, State) {
 		if !s.Exists {
 			return out.Status == 404, s
 		}
-		if out.Status != 200 || out.Closed != s.Closed {
+		if out.Status != 200 || out.Closed != s.Closed || out.SnapOffset != s.SnapTok {
 			return false, s
 		}
 		return s.atTail(out.Offset)
+	case OpSnapshot:
+		return stepSnapshot(s, in, out)
+	case OpRetain:
+		return stepRetain(s, in, out)
+	case OpSnapRead:
+		return stepSnapRead(s, out)
+	case OpBootstrap:
+		return stepBootstrap(s, out)
 	}
 	return false, s
+}
+
+// retained is the length and digest of what a read from -1 returns: the content after
+// the retention boundary (extension §2.2, B-8-03).
+func (s State) retained() (uint64, Digest) {
+	return s.Len - s.RetLen, s.Digest.Suffix(s.Len, s.RetDigest, s.RetLen)
 }
 
 // stepCreate: 201 for a new stream, 200 for an existing open one with the same
@@ -126,7 +160,8 @@ func stepCreate(s State, out Output) (bool, State) {
 		}
 		return true, s
 	case !s.Exists:
-		return out.Status == 201 && out.Offset != "", State{Exists: true, Tail: out.Offset, TailExact: true}
+		return out.Status == 201 && out.Offset != "", State{Exists: true, Tail: out.Offset, TailExact: true,
+			StartTok: out.Offset}
 	case s.Closed:
 		return out.Status == 409, s
 	case out.Status != 200:
@@ -317,8 +352,9 @@ func (s State) withProducer(id string, ps model.ProducerState) State {
 
 func (s State) hash() uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%t%t%s%t%d%d%s\x00%s\x00%s", s.Exists, s.Closed, s.Tail, s.TailExact, s.Len,
-		s.Digest, s.StreamSeq, s.Closer, s.Producers)
+	fmt.Fprintf(h, "%t%t%s%t%d%d%s\x00%s\x00%s\x00%s|%s|%d|%d|%s|%s|%d|%d", s.Exists, s.Closed, s.Tail,
+		s.TailExact, s.Len, s.Digest, s.StreamSeq, s.Closer, s.Producers, s.StartTok, s.SnapTok, s.SnapLen,
+		s.SnapDigest, s.SnapBlob, s.RetTok, s.RetLen, s.RetDigest)
 	return h.Sum64()
 }
 
@@ -339,6 +375,12 @@ func (s State) String() string {
 	}
 	if s.Producers != "" {
 		out += " producers=[" + strings.ReplaceAll(s.Producers, "\n", "; ") + "]"
+	}
+	if s.SnapTok != "" {
+		out += fmt.Sprintf(" snapshot@%d=%s", s.SnapLen, shortDigest(s.SnapBlob))
+	}
+	if s.RetLen > 0 {
+		out += fmt.Sprintf(" retained@%d", s.RetLen)
 	}
 	return out
 }

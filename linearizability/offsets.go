@@ -40,7 +40,25 @@ func linearizedTokens(lin [][]porcupine.Operation) []tokenAt {
 				break // not a linearization after all; the checker reports it
 			}
 			if o.Offset != "" && !o.Unknown() && o.Status != 404 && !s.isDuplicate(in) {
-				out = append(out, tokenAt{stream: in.Stream, pos: next.Len, token: o.Offset,
+				pos := next.Len // Stream-Next-Offset is the tail, except on a snapshot read
+				if in.Kind == OpSnapRead {
+					pos = next.SnapLen
+				}
+				out = append(out, tokenAt{stream: in.Stream, pos: pos, token: o.Offset,
+					source: fmt.Sprintf("%s → %s (client %d)", in, o, op.ClientId)})
+			}
+			if in.Kind == OpBatch && !o.Unknown() && len(o.Acks) == len(in.Frames) {
+				t := s
+				for i, a := range o.Acks {
+					_, t = stepAppend(t, in.frame(i), a.output())
+					if a.Offset != "" {
+						out = append(out, tokenAt{stream: in.Stream, pos: t.Len, token: a.Offset,
+							source: fmt.Sprintf("%s frame %d → %d (client %d)", in, i+1, a.Status, op.ClientId)})
+					}
+				}
+			}
+			if o.SnapOffset != "" && o.SnapOffset != "-1" && o.Status < 300 && !o.Unknown() {
+				out = append(out, tokenAt{stream: in.Stream, pos: next.SnapLen, token: o.SnapOffset,
 					source: fmt.Sprintf("%s → %s (client %d)", in, o, op.ClientId)})
 			}
 			s = next

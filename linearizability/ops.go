@@ -17,8 +17,24 @@ const (
 	// its output is the content summarized as (length, digest), the tail's offset and
 	// whether the stream is closed.
 	OpRead Kind = "read"
-	// OpHead is HEAD {stream}: the tail's offset and closure.
+	// OpBatch is POST {stream}/append-batch (extension §4): one unique body per frame, one
+	// acknowledgement per frame (Output.Acks).
+	OpBatch Kind = "batch"
+	// OpHead is HEAD {stream}: the tail's offset and closure (and the visible snapshot's
+	// offset, extension §2.4).
 	OpHead Kind = "head"
+	// OpSnapshot publishes a snapshot (extension §2.2) at Input.Offset with the blob
+	// Input.Body: 204 with Stream-Snapshot-Offset and -Digest, or 409.
+	OpSnapshot Kind = "snapshot"
+	// OpRetain moves the retention boundary to Input.Offset (extension §2.2): 204 with
+	// the tail, or 409.
+	OpRetain Kind = "retain"
+	// OpSnapRead reads the visible snapshot (GET {stream}/snapshot, following its 307):
+	// its offset and the digest of its blob, or 404.
+	OpSnapRead Kind = "snapread"
+	// OpBootstrap is GET {stream}/bootstrap (extension §3): the snapshot part's digest,
+	// the update parts summarized as (length, digest), the tail's offset and closure.
+	OpBootstrap Kind = "bootstrap"
 )
 
 // Producer is an idempotent producer triple (B-5.2.1).
@@ -38,15 +54,24 @@ type Input struct {
 	Producer  *Producer `json:"producer,omitempty"`
 	StreamSeq string    `json:"stream_seq,omitempty"` // "" = no Stream-Seq header
 	Close     bool      `json:"close,omitempty"`      // Stream-Closed: true
-	// Frame is the 1-based index of an append-batch frame (extension §4): each frame is
-	// its own append, recorded as its own operation; 0 for a plain POST.
-	Frame int `json:"frame,omitempty"`
+	// Frames are the bodies of an append-batch request (extension §4), each unique.
+	Frames []string `json:"frames,omitempty"`
+	// Offset is the offset token a snapshot or retention request names.
+	Offset string `json:"offset,omitempty"`
 
 	digest Digest // of Body, filled by prepare
 }
 
 // prepare fills derived fields (the body digest).
 func (in *Input) prepare() { in.digest = DigestOf([]byte(in.Body)) }
+
+// frame is the i-th frame of a batch as the append it is (extension §4: each frame is
+// an independent logical append, without producer, Stream-Seq or close).
+func (in Input) frame(i int) Input {
+	f := Input{Kind: OpAppend, Stream: in.Stream, Body: in.Frames[i]}
+	f.prepare()
+	return f
+}
 
 // Output is what the client observed. Status 0 means the outcome is unknown (a timeout,
 // a broken connection, a 5xx): the write may or may not have happened.
@@ -61,18 +86,46 @@ type Output struct {
 	Expected *uint64 `json:"expected,omitempty"` // Producer-Expected-Seq
 	Received *uint64 `json:"received,omitempty"` // Producer-Received-Seq
 	Error    string  `json:"error,omitempty"`    // why the outcome is unknown
+
+	// SnapOffset is Stream-Snapshot-Offset ("-1" on a bootstrap without snapshot; ""
+	// absent), SnapDigest is Stream-Snapshot-Digest (extension §2.4, D5).
+	SnapOffset string `json:"snap_offset,omitempty"`
+	SnapDigest string `json:"snap_digest,omitempty"`
+	// Blob is the D5 digest the client computed over a snapshot blob it received (the
+	// snapshot read's body, bootstrap's first part) and its Content-Type.
+	Blob string `json:"blob,omitempty"`
+	// Acks are the frame acknowledgements of a 200 append-batch response.
+	Acks []Ack `json:"acks,omitempty"`
 }
+
+// Ack is one frame's acknowledgement (extension §4.3): its status,
+// stream_next_offset and stream_closed.
+type Ack struct {
+	Status int    `json:"status"`
+	Offset string `json:"offset,omitempty"`
+	Closed bool   `json:"closed,omitempty"`
+}
+
+// output is the acknowledgement as the output of the frame's append.
+func (a Ack) output() Output { return Output{Status: a.Status, Offset: a.Offset, Closed: a.Closed} }
 
 // Unknown reports whether the operation's outcome is indeterminate.
 func (o Output) Unknown() bool { return o.Status == 0 }
 
 // IsWrite reports whether the operation can change the stream.
-func (in Input) IsWrite() bool { return in.Kind == OpCreate || in.Kind == OpAppend }
+func (in Input) IsWrite() bool {
+	return in.Kind == OpCreate || in.Kind == OpAppend || in.Kind == OpBatch || in.Kind == OpSnapshot ||
+		in.Kind == OpRetain
+}
 
 func u64p(v uint64) *uint64 { return &v }
 
 func (in Input) String() string {
 	switch in.Kind {
+	case OpSnapshot:
+		return fmt.Sprintf("snapshot @%s %q", shortToken(in.Offset), clipBody(in.Body))
+	case OpRetain:
+		return "retain @" + shortToken(in.Offset)
 	case OpAppend:
 		s := "append"
 		if in.Body == "" {
@@ -89,8 +142,11 @@ func (in Input) String() string {
 		if in.Close && in.Body != "" {
 			s += " +close"
 		}
-		if in.Frame > 0 {
-			s += fmt.Sprintf(" (batch frame %d)", in.Frame)
+		return s
+	case OpBatch:
+		s := "batch"
+		for _, f := range in.Frames {
+			s += fmt.Sprintf(" %q", clipBody(f))
 		}
 		return s
 	}
@@ -117,6 +173,18 @@ func (o Output) String() string {
 	if o.Expected != nil {
 		s += fmt.Sprintf(" expected=%d", *o.Expected)
 	}
+	if o.SnapOffset != "" {
+		s += " snap@" + shortToken(o.SnapOffset)
+	}
+	if o.Blob != "" {
+		s += " blob=" + shortDigest(o.Blob)
+	}
+	for _, a := range o.Acks {
+		s += fmt.Sprintf(" [%d @%s]", a.Status, shortToken(a.Offset))
+		if a.Closed {
+			s += " closed"
+		}
+	}
 	return s
 }
 
@@ -133,4 +201,12 @@ func shortToken(t string) string {
 		return "…" + t[len(t)-8:]
 	}
 	return t
+}
+
+// shortDigest shortens a D5 digest for display.
+func shortDigest(d string) string {
+	if len(d) > 15 {
+		return d[7:15]
+	}
+	return d
 }

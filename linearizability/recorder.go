@@ -14,6 +14,7 @@ type Recorder struct {
 	mu      sync.Mutex
 	ops     []Op
 	clients int
+	unknown map[string]bool // streams with a write whose outcome is unknown
 }
 
 // NewRecorder starts a recording.
@@ -59,10 +60,11 @@ func (c *ClientRecorder) Do(in Input, f func() Output) Output {
 		return out
 	}
 	op := Op{Client: c.id, Call: call, Return: ret, Input: in, Output: out}
+	c.r.mu.Lock()
 	if out.Unknown() {
 		op.Return = 0
+		c.r.markUnknown(in.Stream)
 	}
-	c.r.mu.Lock()
 	c.r.ops = append(c.r.ops, op)
 	c.r.mu.Unlock()
 	if out.Unknown() {
@@ -71,23 +73,18 @@ func (c *ClientRecorder) Do(in Input, f func() Output) Output {
 	return out
 }
 
-// DoBatch performs one append-batch request and records each frame as its own append
-// (extension §4: a frame is an independent logical append), all with the request's call
-// and return times. Frames of one request are concurrent operations, so each is
-// recorded under a client id of its own; an unknown outcome leaves every frame unknown.
-func (c *ClientRecorder) DoBatch(frames []Input, f func() []Output) []Output {
-	call := c.r.now()
-	outs := f()
-	ret := c.r.now()
-	c.r.mu.Lock()
-	defer c.r.mu.Unlock()
-	for i, in := range frames {
-		op := Op{Client: c.r.clients, Call: call, Return: ret, Input: in, Output: outs[i]}
-		c.r.clients++
-		if outs[i].Unknown() {
-			op.Return = 0
-		}
-		c.r.ops = append(c.r.ops, op)
+// markUnknown notes a write with an unknown outcome on stream. r.mu is held.
+func (r *Recorder) markUnknown(stream string) {
+	if r.unknown == nil {
+		r.unknown = map[string]bool{}
 	}
-	return outs
+	r.unknown[stream] = true
+}
+
+// HadUnknown reports whether a write on stream has had an unknown outcome: it may still
+// take effect at any time.
+func (r *Recorder) HadUnknown(stream string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.unknown[stream]
 }

@@ -39,6 +39,10 @@ type Config struct {
 	// such a bug (dsd's KI-2 before 5c49ed9: 409 STREAM_CLOSED sent before the close it
 	// reveals had committed) from others; leave it off to test a server fully.
 	ExclusiveConflicts bool
+	// ConcurrentBootstrap runs /bootstrap requests alongside writes. Off, each runs with
+	// no write in flight on its stream, which keeps dsd's open KI-5 (a bootstrap can see
+	// a commit before reads do) from failing every run; turn it on to test a server fully.
+	ConcurrentBootstrap bool
 	// BaseOnly leaves out the extension operations (append-batch, snapshots, retention,
 	// record coordinates, forks), for servers that implement only the base protocol.
 	BaseOnly bool
@@ -106,8 +110,9 @@ func Record(ctx context.Context, client Client, cfg Config) (Run, error) {
 	rec := NewRecorder()
 	w := &workload{cfg: cfg, client: client, rec: rec}
 	for i := 0; i < cfg.Streams; i++ {
-		w.streams = append(w.streams, &streamPlan{name: fmt.Sprintf("%s-%d", cfg.Prefix, i),
-			closeAt: int64(float64(cfg.Ops) * (0.5 + 0.45*float64(i+1)/float64(cfg.Streams+1)))})
+		sp := &streamPlan{name: fmt.Sprintf("%s-%d", cfg.Prefix, i), role: roleOf(i, cfg),
+			closeAt: int64(float64(cfg.Ops) * (0.5 + 0.45*float64(i+1)/float64(cfg.Streams+1)))}
+		w.streams = append(w.streams, sp)
 	}
 	var wg sync.WaitGroup
 	for c := 0; c < cfg.Clients; c++ {
@@ -168,11 +173,17 @@ func Record(ctx context.Context, client Client, cfg Config) (Run, error) {
 
 // streamPlan is a stream of the run and when it gets closed.
 type streamPlan struct {
-	mu        sync.RWMutex // ExclusiveConflicts: conflict-prone writes take it exclusively
+	// mu orders writes on the stream: every write holds it shared, snapshot and
+	// retention requests (and, with ExclusiveConflicts, conflict-prone writes) alone.
+	mu        sync.RWMutex
 	name      string
+	role      role
 	closeAt   int64 // main-phase operation count after which it is closed
 	closed    atomic.Bool
 	streamSeq atomic.Uint64
+
+	snapMu   sync.Mutex
+	lastBlob string // the last snapshot blob published (for idempotent republishing)
 }
 
 type workload struct {
@@ -219,25 +230,35 @@ func (w *workload) clientLoop(ctx context.Context, c int) {
 			w.exclusive(s, func() { w.streamSeqAppend(cr, rng, s, body) })
 			continue
 		}
+		if r >= 90 && r < 96 && s.role.snapshots() {
+			w.snapshotSection(cr, rng, s, c)
+			continue
+		}
+		if r >= 96 && r < 99 && s.role.snapshots() && !w.cfg.ConcurrentBootstrap {
+			s.mu.Lock()
+			w.snapshotOp(cr, rng, s)
+			s.mu.Unlock()
+			continue
+		}
 		w.shared(s, func() { w.op(cr, rng, r, s, body, &producers[si], c) })
 	}
 }
 
-// exclusive runs f alone on s when ExclusiveConflicts is set.
+// exclusive runs f alone on s when ExclusiveConflicts is set, else as shared.
 func (w *workload) exclusive(s *streamPlan, f func()) {
-	if w.cfg.ExclusiveConflicts {
-		s.mu.Lock()
-		defer s.mu.Unlock()
+	if !w.cfg.ExclusiveConflicts {
+		w.shared(s, f)
+		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	f()
 }
 
 // shared runs f alongside other shared operations on s.
 func (w *workload) shared(s *streamPlan, f func()) {
-	if w.cfg.ExclusiveConflicts {
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	f()
 }
 
@@ -266,6 +287,8 @@ func (w *workload) op(cr *ClientRecorder, rng *mrand.Rand, r int, s *streamPlan,
 		cr.Do(Input{Kind: OpRead, Stream: s.name}, func() Output { o, _ := w.client.ReadAll(s.name); return o })
 	case r < 90:
 		cr.Do(Input{Kind: OpHead, Stream: s.name}, func() Output { return w.client.Head(s.name) })
+	case r >= 96 && r < 99 && s.role.snapshots() && w.cfg.ConcurrentBootstrap:
+		w.snapshotOp(cr, rng, s)
 	default:
 		cr.Do(Input{Kind: OpCreate, Stream: s.name}, func() Output { return w.client.Create(s.name) })
 	}
@@ -274,11 +297,11 @@ func (w *workload) op(cr *ClientRecorder, rng *mrand.Rand, r int, s *streamPlan,
 // batch sends one append-batch request of one to four frames, each a unique body
 // (extension §4).
 func (w *workload) batch(cr *ClientRecorder, rng *mrand.Rand, s *streamPlan, body func() string) {
-	frames := make([]Input, 1+rng.IntN(4))
-	for i := range frames {
-		frames[i] = Input{Kind: OpAppend, Stream: s.name, Body: body(), Frame: i + 1}
+	in := Input{Kind: OpBatch, Stream: s.name, Frames: make([]string, 1+rng.IntN(4))}
+	for i := range in.Frames {
+		in.Frames[i] = body()
 	}
-	cr.DoBatch(frames, func() []Output { return w.client.AppendBatch(s.name, frames) })
+	cr.Do(in, func() Output { return w.client.AppendBatch(s.name, in.Frames) })
 }
 
 // producerAppend sends the producer's next append, or one of its deliberate misuses.
@@ -344,6 +367,9 @@ func (w *workload) startFollowers(ctx context.Context) func() []Transcript {
 	var wg sync.WaitGroup
 	n := 0
 	for _, s := range w.streams {
+		if s.role.snapshots() {
+			continue // retention may pass a lagging reader (410); bootstrap is the way back
+		}
 		for _, mode := range w.client.LiveModes() {
 			for f := 0; f < w.cfg.Followers; f++ {
 				n++

@@ -11,9 +11,10 @@ import (
 //     A-35); an empty value is malformed.
 //  2. 404 for a missing or expired stream; a GET on a live stream restarts its TTL
 //     (B-5.1-04, A-14), whatever its outcome.
-//  3. Resolve the start: -1 or absent is the stream start (B-8-03), "now" the tail
-//     (B-8-04). A token past the tail is 400, one that is not a message boundary is 400
-//
+//  3. Resolve the start: -1 or absent is the first retained position, the retention
+//     boundary (B-8-03, extension §2.2), "now" the tail (B-8-04). A token past the tail
+//     is 400, one below the retention boundary 410 (B-4-02, D2), one that is not a
+//     message boundary 400.
 //  4. 200 with whole messages from the start, as many as fit in ReadChunkBytes and at
 //     least one; Stream-Next-Offset is the end of what was returned, never -1
 //     (B-5.6-03). Stream-Up-To-Date when it reaches the tail (B-5.6-05), Stream-Closed
@@ -38,13 +39,16 @@ func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
 	st.accessMs = now.UnixMilli()
 	s = s.withStream(c.Stream, st)
 
-	var start Offset
+	start := st.retained
 	switch spec.Kind {
 	case SpecNow:
 		start = st.tail()
 	case SpecAt:
 		if spec.At > st.tail() {
 			return s, fail(StatusBadRequest, ErrOffsetBeyondTail)
+		}
+		if spec.At < st.retained {
+			return s, fail(StatusGone, ErrOffsetGone)
 		}
 		if !st.isBoundary(spec.At) {
 			return s, fail(StatusBadRequest, ErrOffsetNotBoundary)
@@ -78,7 +82,8 @@ func (st *stream) chunkEnd(start Offset, max int) Offset {
 
 // headStream: HEAD {stream} (B-5.5): 400 for bad ids, 404 for a missing or expired
 // stream, else 200 with Content-Type, Stream-Next-Offset (the tail), Stream-TTL (the
-// configured window), Stream-Expires-At and Stream-Closed when closed (B-5.5-02). HEAD
+// configured window), Stream-Expires-At and Stream-Closed when closed (B-5.5-02), and
+// Stream-Snapshot-Offset and -Digest of the visible snapshot (extension §2.4). HEAD
 // never restarts a TTL (B-5.1-04, B-5.5-03).
 func (s State) headStream(c HeadStream, now time.Time) (State, Result) {
 	if err := checkKey(c.Stream); err != nil {
@@ -90,6 +95,9 @@ func (s State) headStream(c HeadStream, now time.Time) (State, Result) {
 	}
 	res := Result{Status: StatusOK, ContentType: st.contentType, NextOffset: offsetPtr(st.tail()),
 		Closed: st.closed, TTL: st.ttl}
+	if sn := st.snapshot; sn != nil {
+		res.Snapshot = sn.ref()
+	}
 	if st.expiresAtMs != nil {
 		t := time.UnixMilli(*st.expiresAtMs).UTC()
 		res.ExpiresAt = &t

@@ -33,6 +33,18 @@ type Result struct {
 
 	// Acks is the body of a 200 append-batch response, one per frame (extension §4.3).
 	Acks []FrameAck
+
+	// Snapshot is Stream-Snapshot-Offset and Stream-Snapshot-Digest (extension §2.2-§2.5,
+	// §3.2): set on HEAD with a visible snapshot, on snapshot responses, on /bootstrap.
+	Snapshot *SnapshotRef
+	// SnapshotLocation is where the 307 of GET {stream}/snapshot points:
+	// {stream}/snapshot/{offset} (extension §2.3).
+	SnapshotLocation *Offset
+	// UpToDateAlways renders Stream-Up-To-Date as "true" or "false" instead of only when
+	// true (snapshot reads, extension §2.5).
+	UpToDateAlways bool
+	// Parts is the multipart body of /bootstrap (extension §3.2).
+	Parts []Part
 }
 
 // ProducerAck is the producer state a successful append reports (B-5.2.1-04).
@@ -53,15 +65,16 @@ func fail(status int, err error) Result { return Result{Status: status, Err: err
 // StatusOK etc. name the statuses the model decides (net/http is not imported: the model
 // performs no IO).
 const (
-	StatusOK           = 200
-	StatusCreated      = 201
-	StatusNoContent    = 204
-	StatusBadRequest   = 400
-	StatusForbidden    = 403
-	StatusNotFound     = 404
-	StatusConflict     = 409
-	StatusGone         = 410
-	StatusTooLarge     = 413
-	StatusNotAllowed   = 405
-	StatusPrecondition = 412
+	StatusOK                = 200
+	StatusCreated           = 201
+	StatusNoContent         = 204
+	StatusTemporaryRedirect = 307
+	StatusBadRequest        = 400
+	StatusForbidden         = 403
+	StatusNotFound          = 404
+	StatusConflict          = 409
+	StatusGone              = 410
+	StatusTooLarge          = 413
+	StatusNotAllowed        = 405
+	StatusPrecondition      = 412
 )

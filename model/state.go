@@ -68,6 +68,16 @@ func (s State) Apply(cmd Command, now time.Time) (State, Result) {
 		return s.putAttrs(c, now)
 	case AppendBatch:
 		return s.appendBatch(c, now)
+	case PublishSnapshot:
+		return s.publishSnapshot(c, now)
+	case GetSnapshot:
+		return s.getSnapshot(c, now)
+	case DeleteSnapshot:
+		return s.deleteSnapshot(c, now)
+	case SetRetention:
+		return s.setRetention(c, now)
+	case Bootstrap:
+		return s.bootstrap(c, now)
 	}
 	panic(fmt.Sprintf("model: unknown command %T", cmd))
 }

@@ -26,6 +26,9 @@ type stream struct {
 	producers map[string]ProducerState
 
 	attrs []byte // normalized attribute object; nil: none (extension §5)
+
+	retained Offset    // retention boundary: offsets below answer 410 (extension §2.2)
+	snapshot *snapshot // the visible snapshot (extension §2)
 }
 
 // clone returns a shallow copy to change. Slices are shared but are only ever extended
@@ -106,6 +109,15 @@ type StreamView struct {
 	TTL         *uint64
 	ExpiresAt   *time.Time
 	Attrs       []byte // normalized attribute object; nil: none
+	Retained    Offset // retention boundary (extension §2.2)
+	// The visible snapshot (extension §2): its offset (nil: none), Content-Type as
+	// stored, digest and body.
+	SnapshotOffset      *Offset
+	SnapshotContentType string
+	SnapshotDigest      string
+	SnapshotBody        []byte
+	RecordFirst         uint64 // F, N: record coordinates of a JSON stream (extension §6.1)
+	RecordNext          uint64
 }
 
 func (st *stream) view() StreamView {
@@ -116,7 +128,12 @@ func (st *stream) view() StreamView {
 	}
 	v := StreamView{Incarnation: st.incarnation, ContentType: st.contentType,
 		MediaType: st.mediaType, Tail: st.tail(), Closed: st.closed, Boundaries: b,
-		Data: slices.Clone(st.data), TTL: st.ttl, Attrs: slices.Clone(st.attrs)}
+		Data: slices.Clone(st.data), TTL: st.ttl, Attrs: slices.Clone(st.attrs), Retained: st.retained,
+		RecordFirst: st.recordFirst(), RecordNext: st.recordNext()}
+	if sn := st.snapshot; sn != nil {
+		v.SnapshotOffset, v.SnapshotContentType = offsetPtr(sn.offset), sn.contentType
+		v.SnapshotDigest, v.SnapshotBody = sn.digest, slices.Clone(sn.body)
+	}
 	if st.expiresAtMs != nil {
 		t := time.UnixMilli(*st.expiresAtMs).UTC()
 		v.ExpiresAt = &t

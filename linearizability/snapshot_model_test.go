@@ -1,0 +1,72 @@
+package linearizability
+
+import "testing"
+
+func snapIn(at, blob string) Input {
+	return Input{Kind: OpSnapshot, Stream: "s", Offset: at, Body: blob}
+}
+
+func snapOK(at, blob string) Output {
+	return Output{Status: 204, SnapOffset: at, SnapDigest: blobDigest(blob)}
+}
+
+// A snapshot is published at the tail; at its own offset the same blob is idempotent and
+// another is 409; HEAD reports it; reading it returns its blob. Spec: extension §2.2,
+// §2.4, §2.5.
+func TestStepSnapshotPublish(t *testing.T) {
+	s := created(t)
+	s = step(t, s, appendIn("s", "abc"), Output{Status: 204, Offset: tok(3)}, true)
+	step(t, s, snapIn(tok(1), "x"), snapOK(tok(1), "x"), false) // position unknown to the model
+	step(t, s, snapIn(tok(3), "x"), snapOK(tok(3), "y"), false) // wrong digest
+	s = step(t, s, snapIn(tok(3), "x"), snapOK(tok(3), "x"), true)
+	s = step(t, s, appendIn("s", "de"), Output{Status: 204, Offset: tok(5)}, true)
+	step(t, s, snapIn(tok(3), "x"), snapOK(tok(3), "x"), true)
+	step(t, s, snapIn(tok(3), "z"), Output{Status: 409}, true)
+	step(t, s, snapIn(tok(3), "z"), snapOK(tok(3), "z"), false)
+	step(t, s, Input{Kind: OpHead, Stream: "s"}, Output{Status: 200, Offset: tok(5)}, false)
+	step(t, s, Input{Kind: OpHead, Stream: "s"}, Output{Status: 200, Offset: tok(5), SnapOffset: tok(3)}, true)
+	read := Input{Kind: OpSnapRead, Stream: "s"}
+	step(t, s, read, Output{Status: 200, SnapOffset: tok(3), SnapDigest: blobDigest("x"), Blob: blobDigest("x")}, true)
+	step(t, s, read, Output{Status: 200, SnapOffset: tok(3), SnapDigest: blobDigest("x"), Blob: blobDigest("q")}, false)
+	step(t, created(t), read, Output{Status: 404}, true)
+}
+
+// Retention moves only to the visible snapshot (409 past it); afterwards a read from -1
+// and bootstrap start at the boundary. Spec: extension §2.2, §3.2, B-8-03.
+func TestStepRetentionAndBootstrap(t *testing.T) {
+	s := created(t)
+	s = step(t, s, appendIn("s", "abc"), Output{Status: 204, Offset: tok(3)}, true)
+	step(t, s, Input{Kind: OpRetain, Stream: "s", Offset: tok(3)}, Output{Status: 204, Offset: tok(3)}, false)
+	step(t, s, Input{Kind: OpRetain, Stream: "s", Offset: tok(3)}, Output{Status: 409}, true)
+	step(t, s, Input{Kind: OpRetain, Stream: "s", Offset: tok(0)}, Output{Status: 204, Offset: tok(3)}, true)
+	boot := Input{Kind: OpBootstrap, Stream: "s"}
+	all := Output{Status: 200, Offset: tok(3), SnapOffset: "-1", Blob: emptyPart, Len: 3, Digest: DigestOf([]byte("abc"))}
+	step(t, s, boot, all, true)
+	s = step(t, s, snapIn(tok(3), "x"), snapOK(tok(3), "x"), true)
+	s = step(t, s, appendIn("s", "de"), Output{Status: 204, Offset: tok(5)}, true)
+	step(t, s, Input{Kind: OpRetain, Stream: "s", Offset: tok(5)}, Output{Status: 409}, true)
+	s = step(t, s, Input{Kind: OpRetain, Stream: "s", Offset: tok(3)}, Output{Status: 204, Offset: tok(5)}, true)
+	read := Input{Kind: OpRead, Stream: "s"}
+	step(t, s, read, readOut("abcde", false), false)
+	tail := Output{Status: 200, Offset: tok(5), Len: 2, Digest: DigestOf([]byte("de"))}
+	step(t, s, read, tail, true)
+	after := Output{Status: 200, Offset: tok(5), SnapOffset: tok(3), SnapDigest: blobDigest("x"), Blob: blobDigest("x"),
+		Len: 2, Digest: DigestOf([]byte("de"))}
+	step(t, s, boot, after, true)
+	step(t, s, boot, all, false)
+}
+
+// A batch is its frames, appended in order, each acknowledged like its own append.
+// Spec: extension §4.3, §4.4.
+func TestStepBatch(t *testing.T) {
+	s := created(t)
+	b := Input{Kind: OpBatch, Stream: "s", Frames: []string{"ab", "c"}}
+	step(t, s, b, Output{Status: 200, Acks: []Ack{{Status: 204, Offset: tok(2)}}}, false)
+	step(t, s, b, Output{Status: 200, Acks: []Ack{{Status: 204, Offset: tok(1)}, {Status: 204, Offset: tok(3)}}}, true)
+	s = step(t, s, b, Output{Status: 200, Acks: []Ack{{Status: 204, Offset: tok(2)}, {Status: 204, Offset: tok(3)}}}, true)
+	step(t, s, Input{Kind: OpRead, Stream: "s"}, readOut("abc", false), true)
+	s = step(t, s, Input{Kind: OpAppend, Stream: "s", Close: true}, Output{Status: 204, Offset: tok(3), Closed: true}, true)
+	closed := Ack{Status: 409, Offset: tok(3), Closed: true}
+	step(t, s, b, Output{Status: 200, Acks: []Ack{closed, closed}}, true)
+	step(t, s, b, Output{Status: 200, Acks: []Ack{closed, {Status: 204, Offset: tok(4)}}}, false)
+}
