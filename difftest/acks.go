@@ -16,6 +16,8 @@ type AckObs struct {
 	Msg    bool   // error (a human-readable message) is present
 	Next   string // stream_next_offset
 	Closed bool   // stream_closed
+	// Record range (JSON streams): stream_record_start, stream_record_next; "" absent.
+	RecStart, RecNext string
 }
 
 func (a AckObs) String() string {
@@ -30,16 +32,26 @@ func (a AckObs) String() string {
 	if a.Closed {
 		s += " closed"
 	}
+	if a.RecStart != "" || a.RecNext != "" {
+		s += " records=" + a.RecStart + ".." + a.RecNext
+	}
 	return s + "}"
 }
 
 func ackFromModel(a model.FrameAck) AckObs {
-	return AckObs{Status: a.Status, Code: model.ErrorCode(a.Err), Msg: a.Err != nil,
+	o := AckObs{Status: a.Status, Code: model.ErrorCode(a.Err), Msg: a.Err != nil,
 		Next: a.NextOffset.String(), Closed: a.Closed}
+	if a.RecordStart != nil {
+		o.RecStart, o.RecNext = u(*a.RecordStart), u(*a.RecordNext)
+	}
+	return o
 }
 
-func ackFromEngine(a engine.FrameAck) AckObs {
+func ackFromEngine(a engine.FrameAck, isJSON bool) AckObs {
 	o := AckObs{Status: 204, Next: a.Tail.String(), Closed: a.Closed}
+	if isJSON {
+		o.RecStart, o.RecNext = u(a.RecordStart), u(a.RecordNext)
+	}
 	if a.Err != nil {
 		o.Status, o.Code, o.Msg = 0, model.ErrorCode(a.Err), true
 		if o.Code == "" {
@@ -81,6 +93,12 @@ func acksFromHTTP(body []byte) ([]AckObs, error) {
 				return nil, fmt.Errorf("ack %d: stream_closed is false (present only when true)", i)
 			}
 			a.Closed = true
+		}
+		if w.RecStart != nil {
+			a.RecStart = u(*w.RecStart)
+		}
+		if w.RecNext != nil {
+			a.RecNext = u(*w.RecNext)
 		}
 		out[i] = a
 	}

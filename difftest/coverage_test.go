@@ -26,6 +26,13 @@ func TestGeneratorCoverage(t *testing.T) {
 			var res model.Result
 			before := s
 			s, res = s.Apply(c, now)
+			if r, ok := c.(model.SetRetention); ok && res.Status == 204 && r.Record != nil {
+				seen["RETAIN 204 by record"]++
+			}
+			if a, ok := c.(model.AppendStream); ok && res.Status == 204 && res.Producer != nil && a.ProducerSeq != nil &&
+				res.RecordStart != nil && *res.RecordStart != *res.RecordNext && *a.ProducerSeq != u(res.Producer.Seq) {
+				seen["POST 204 duplicate of an older seq with records"]++
+			}
 			if r, ok := c.(model.SetRetention); ok && res.Status == 204 {
 				v0, _ := before.Stream(r.Stream, now)
 				if v1, _ := s.Stream(r.Stream, now); v1.Retained > v0.Retained {
@@ -68,6 +75,11 @@ func TestGeneratorCoverage(t *testing.T) {
 		"RETAIN 204 ", "RETAIN 400 OFFSET_NOT_ALIGNED", "RETAIN 409 RETENTION_CONFLICT", "GET 410 OFFSET_GONE",
 		"BOOTSTRAP 200 ", "BOOTSTRAP 200  closed", "BOOTSTRAP 400 INVALID_LIVE_MODE",
 		"RETAIN advanced",
+		// Record coordinates (extension §6).
+		"GET-REC 200 ", "GET-REC 200  closed", "GET-REC 400 INVALID_RECORD_PARAMS", "GET-REC 400 RECORD_BEYOND_TAIL",
+		"GET-REC 410 RECORD_GONE", "POST 412 RECORD_MISMATCH", "POST 400 INVALID_RECORD_PARAMS",
+		"PUT-SNAP 400 RECORD_BEYOND_TAIL", "RETAIN 400 RECORD_BEYOND_TAIL", "RETAIN 204 by record",
+		"POST 204 duplicate of an older seq with records",
 	}
 	for _, k := range want {
 		if seen[k] == 0 {

@@ -1,6 +1,7 @@
 package difftest
 
 import (
+	"github.com/dsd-project/dsd/engine"
 	"github.com/dsd-project/dsd/httpd"
 	"github.com/dsd-project/dsd/model"
 )
@@ -20,6 +21,7 @@ func (t EngineTarget) doExtension(cmd model.Command) (Observation, bool) {
 			if attrs == nil {
 				o.Body = "{}"
 			}
+			t.advertise(o, c.Stream)
 		}), true
 	case model.PutAttrs:
 		return t.putAttrs(c), true
@@ -63,7 +65,10 @@ func (t EngineTarget) putAttrs(c model.PutAttrs) Observation {
 	if err != nil {
 		return t.result(err, nil)
 	}
-	return t.result(t.E.SetAttrs(c.Stream, attrs), func(o *Observation) { o.Status = 204 })
+	return t.result(t.E.SetAttrs(c.Stream, attrs), func(o *Observation) {
+		o.Status = 204
+		t.advertise(o, c.Stream)
+	})
 }
 
 func (t EngineTarget) appendBatch(c model.AppendBatch) Observation {
@@ -86,11 +91,37 @@ func (t EngineTarget) appendBatch(c model.AppendBatch) Observation {
 	if err != nil {
 		return t.result(err, nil)
 	}
-	acks, _, err := t.E.AppendBatch(c.Stream, mt, frames)
+	acks, isJSON, err := t.E.AppendBatch(c.Stream, mt, frames)
 	return t.result(err, func(o *Observation) {
 		o.Status, o.Header[hContentType] = 200, "application/json"
+		if isJSON {
+			o.Header[hExtensions] = extRecords
+		}
 		for _, a := range acks {
-			o.Acks = append(o.Acks, ackFromEngine(a))
+			o.Acks = append(o.Acks, ackFromEngine(a, isJSON))
 		}
 	})
+}
+
+// advertise adds Stream-Extensions when the stream is a JSON stream, as httpd does after
+// an operation whose result does not carry the stream's metadata (D5).
+func (t EngineTarget) advertise(o *Observation, k model.StreamKey) {
+	if info, err := t.E.Head(k); err == nil && info.JSON() {
+		o.Header[hExtensions] = extRecords
+	}
+}
+
+// recordBounds adds Stream-Extensions, -Record-First and -Record-Next of a JSON stream
+// (extension §6.5, §6.10).
+func recordBounds(h map[string]string, info engine.StreamInfo) {
+	if info.JSON() {
+		h[hExtensions], h[hRecFirst], h[hRecNext] = extRecords, u(info.RecordFirst), u(info.RecordNext)
+	}
+}
+
+// recordAck adds Stream-Extensions and a record range (extension §6.3).
+func recordAck(h map[string]string, isJSON bool, start, next uint64) {
+	if isJSON {
+		h[hExtensions], h[hRecStart], h[hRecNext] = extRecords, u(start), u(next)
+	}
 }

@@ -49,6 +49,7 @@ func (t EngineTarget) publishSnapshot(c model.PublishSnapshot) Observation {
 	return t.result(err, func(o *Observation) {
 		o.Status = 204
 		snapshotHeaders(o.Header, &info)
+		t.advertise(o, c.Stream)
 	})
 }
 
@@ -75,6 +76,7 @@ func (t EngineTarget) getSnapshot(c model.GetSnapshot) Observation {
 		o.Header[hContentType] = info.Snapshot.ContentType
 		o.Header[hNext] = info.Snapshot.Offset.String()
 		o.Header[hUpToDate] = strconv.FormatBool(info.Snapshot.Offset == info.Tail)
+		recordBounds(o.Header, info)
 	})
 }
 
@@ -89,6 +91,7 @@ func (t EngineTarget) setRetention(c model.SetRetention) Observation {
 	info, err := t.E.SetRetention(c.Stream, at)
 	return t.result(err, func(o *Observation) {
 		o.Status, o.Header[hNext] = 204, info.Tail.String()
+		recordBounds(o.Header, info)
 	})
 }
 
@@ -137,5 +140,9 @@ func (t EngineTarget) bootstrap(c model.Bootstrap) Observation {
 			o.Header[hClosed] = "true"
 		}
 		snapshotHeaders(o.Header, b.Snapshot)
+		recordBounds(o.Header, b.Info)
+		if b.Info.JSON() {
+			o.Header[hRecStart] = u(b.FromRec)
+		}
 	})
 }

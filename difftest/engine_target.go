@@ -58,6 +58,7 @@ func (t EngineTarget) Do(cmd model.Command) Observation {
 			if info.Snapshot != nil {
 				snapshotHeaders(o.Header, info.Snapshot)
 			}
+			recordBounds(o.Header, info)
 		})
 	case model.DeleteStream:
 		if err := checkKey(c.Stream); err != nil {
@@ -116,6 +117,7 @@ func (t EngineTarget) create(c model.CreateStream) Observation {
 			o.Status, o.Header[hLocation] = 201, "present"
 		}
 		infoHeaders(o.Header, res.Info)
+		recordAck(o.Header, res.Info.JSON(), res.RecordStart, res.RecordNext)
 	})
 }
 
@@ -179,6 +181,7 @@ func (t EngineTarget) append(c model.AppendStream) Observation {
 		if req.Producer != nil {
 			o.Header[hEpoch], o.Header[hSeq] = u(res.ProducerEpoch), u(res.ProducerSeq)
 		}
+		recordAck(o.Header, res.JSON, res.RecordStart, res.RecordNext)
 	})
 }
 
@@ -208,6 +211,13 @@ func parseAppend(c model.AppendStream) (engine.AppendRequest, error) {
 		}
 		req.StreamSeq = c.StreamSeq
 	}
+	if c.RecordMatch != nil {
+		n, ok := model.ParseRecordOrdinal(*c.RecordMatch)
+		if !ok {
+			return req, model.ErrBadRecord
+		}
+		req.RecordMatch = &n
+	}
 	return req, nil
 }
 
@@ -229,7 +239,15 @@ func (t EngineTarget) read(c model.ReadStream) Observation {
 			return t.result(err, nil)
 		}
 	}
-	res, err := t.E.Read(c.Stream, engine.ReadRequest{From: spec})
+	rq, err := recordRequest(c)
+	if err != nil {
+		return t.result(err, nil)
+	}
+	req := engine.ReadRequest{From: spec}
+	if rq != nil {
+		req = rq.req
+	}
+	res, err := t.E.Read(c.Stream, req)
 	return t.result(err, func(o *Observation) {
 		o.Status = 200
 		o.Header[hContentType] = res.Info.ContentType
@@ -241,8 +259,12 @@ func (t EngineTarget) read(c model.ReadStream) Observation {
 			o.Header[hClosed] = "true"
 		}
 		o.Body = string(res.Data)
-		if res.Info.JSON() {
+		switch {
+		case rq != nil:
+			rq.render(o, res)
+		case res.Info.JSON():
 			o.Body = string(model.JSONArrayFromCanonical(nil, res.Data))
+			o.Header[hExtensions] = extRecords
 		}
 	})
 }

@@ -27,6 +27,7 @@ func Generate(src Source, cfg GenConfig) Script {
 	g := &generator{src: src, s: model.NewState(cfg.Model), now: cfg.Start,
 		prod: map[string]prodGuess{}}
 	g.emit(model.CreateBucket{Bucket: buckets[0]})
+	g.jsonFocus = g.chance(25)
 	for len(g.script) < cfg.Steps && !src.Done() {
 		g.step()
 	}
@@ -56,6 +57,9 @@ type generator struct {
 	now    time.Time
 	script Script
 	prod   map[string]prodGuess // by stream key + producer id: last acknowledged state
+	// jsonFocus makes (most) new streams application/json: a quarter of the scripts
+	// dwell on record coordinates (extension §6).
+	jsonFocus bool
 }
 
 type prodGuess struct{ epoch, seq uint64 }
@@ -158,6 +162,9 @@ func (g *generator) create() model.CreateStream {
 	} else if ct := g.contentType(); ct != "" || g.chance(50) {
 		c.ContentType = model.Str(ct)
 	}
+	if g.jsonFocus && g.chance(85) {
+		c.ContentType = model.Str("application/json")
+	}
 	switch r := g.pick(100); {
 	case r < 12:
 		c.TTL = model.Str(oneOf(g, []string{"0", "1", "3", "10", "60", "abc", "01", ""}))
@@ -242,6 +249,9 @@ func (g *generator) append() model.AppendStream {
 	if g.chance(15) {
 		c.StreamSeq = model.Str(oneOf(g, []string{"1", "2", "3", "10", "09", "a", "B", "zz", ""}))
 	}
+	if g.chance(12) {
+		c.RecordMatch = model.Str(g.recordMatch(v, exists))
+	}
 	return c
 }
 
@@ -254,9 +264,11 @@ func (g *generator) producer(c *model.AppendStream) {
 	if !known {
 		seq = 0
 	}
-	switch g.pick(14) {
+	switch g.pick(16) {
 	case 0, 1:
 		seq = p.seq // retry
+	case 14, 15:
+		seq = p.seq - min(p.seq, uint64(1+g.pick(3))) // retry of an older seq
 	case 2:
 		seq = p.seq + 2 // gap
 	case 3, 4:
@@ -284,6 +296,9 @@ func (g *generator) producer(c *model.AppendStream) {
 func (g *generator) read() model.ReadStream {
 	c := model.ReadStream{Stream: g.key()}
 	v, exists := g.s.Stream(c.Stream, g.now)
+	if (exists && model.IsJSON(v.MediaType) && (g.chance(40) || (v.RecordFirst > 0 && g.chance(50)))) || g.chance(4) {
+		return g.recordRead(c, v, exists)
+	}
 	switch r := g.pick(100); {
 	case r < 10:
 	case r < 25:

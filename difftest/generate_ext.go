@@ -11,15 +11,15 @@ func (g *generator) extension() model.Command {
 	switch r := g.pick(100); {
 	case r < 5:
 		return model.GetAttrs{Stream: g.key()}
-	case r < 10:
+	case r < 12:
 		return g.putAttrs()
 	case r < 25:
 		return g.batch()
 	case r < 45:
 		return g.publishSnapshot()
-	case r < 53:
+	case r < 52:
 		return g.getSnapshot()
-	case r < 57:
+	case r < 58:
 		return g.deleteSnapshot()
 	case r < 82:
 		return g.setRetention()
@@ -65,6 +65,9 @@ func (g *generator) putAttrs() model.PutAttrs {
 		c.ContentType = model.Str(oneOf(g, []string{"text/plain", "", "bogus"}))
 	}
 	c.Body = []byte(g.attrsDoc(c.Stream))
+	if g.chance(40) {
+		c.Body = []byte(oneOf(g, []string{`{"title":"a"}`, `{"metadata":{"k":1}}`, `{"title":"b","metadata":{"j":[]}}`}))
+	}
 	return c
 }
 

@@ -47,6 +47,9 @@ func (g *generator) publishSnapshot() model.PublishSnapshot {
 	if g.chance(4) {
 		c.Offset = nil
 	}
+	if g.chance(12) {
+		c.Offset, c.Record = nil, model.Str(g.ordinal(v, exists))
+	}
 	switch r := g.pick(100); {
 	case r < 40:
 	case r < 70:
@@ -113,6 +116,9 @@ func (g *generator) setRetention() model.SetRetention {
 	}
 	if g.chance(3) {
 		c.Offset = nil
+	}
+	if g.chance(12) {
+		c.Offset, c.Record = nil, model.Str(g.ordinal(v, exists))
 	}
 	return c
 }

@@ -53,10 +53,16 @@ func Request(cmd model.Command) *http.Request {
 		set("Producer-Epoch", c.ProducerEpoch)
 		set("Producer-Seq", c.ProducerSeq)
 		set("Stream-Seq", c.StreamSeq)
+		set("Stream-Record-Match", c.RecordMatch)
 	case model.ReadStream:
 		method, path = http.MethodGet, streamPath(c.Stream)
-		if c.Offset != nil {
-			query = url.Values{"offset": {*c.Offset}}
+		query = url.Values{}
+		for name, v := range map[string]*string{"offset": c.Offset, "record": c.Record,
+			"tail_records": c.TailRecords, "max_records": c.MaxRecords, "record_view": c.RecordView,
+			"max_bytes": c.MaxBytes} {
+			if v != nil {
+				query[name] = []string{*v}
+			}
 		}
 	case model.HeadStream:
 		method, path = http.MethodHead, streamPath(c.Stream)

@@ -9,6 +9,9 @@ import (
 
 // Kind is a short name of a command's request kind ("POST", "BATCH", ...), for tallies.
 func Kind(c model.Command) string {
+	if r, ok := c.(model.ReadStream); ok && (r.Record != nil || r.TailRecords != nil) {
+		return "GET-REC"
+	}
 	switch c.(type) {
 	case model.CreateBucket, model.CreateStream:
 		return "PUT"

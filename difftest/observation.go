@@ -47,10 +47,18 @@ const (
 	hExpiresAt   = "Stream-Expires-At"
 	hSnapOffset  = "Stream-Snapshot-Offset"
 	hSnapDigest  = "Stream-Snapshot-Digest"
+	hExtensions  = "Stream-Extensions"
+	hRecFirst    = "Stream-Record-First"
+	hRecStart    = "Stream-Record-Start"
+	hRecNext     = "Stream-Record-Next"
 )
 
+// extRecords is the token of JSON record coordinates (extension §6).
+const extRecords = "json-record-coordinates-v1"
+
 var comparedHeaders = []string{hContentType, hLocation, hNext, hClosed, hUpToDate, hEpoch, hSeq,
-	hExpected, hReceived, hTTL, hExpiresAt, hSnapOffset, hSnapDigest}
+	hExpected, hReceived, hTTL, hExpiresAt, hSnapOffset, hSnapDigest, hExtensions, hRecFirst, hRecStart,
+	hRecNext}
 
 // FromResult renders the model's decision as an Observation.
 func FromResult(r model.Result) Observation {
@@ -100,6 +108,14 @@ func FromResult(r model.Result) Observation {
 	if r.SnapshotLocation != nil {
 		h[hLocation] = snapshotLocation(*r.SnapshotLocation)
 	}
+	if r.Extensions {
+		h[hExtensions] = extRecords
+	}
+	for k, v := range map[string]*uint64{hRecFirst: r.RecordFirst, hRecStart: r.RecordStart, hRecNext: r.RecordNext} {
+		if v != nil {
+			h[k] = u(*v)
+		}
+	}
 	for _, p := range r.Parts {
 		o.Parts = append(o.Parts, PartObs{ContentType: p.ContentType, Body: string(p.Body)})
 	}
@@ -115,6 +131,8 @@ func errorHeaders(h map[string]string, err error) {
 		closed *model.ClosedError
 		stale  *model.StaleEpochError
 		gap    *model.SeqGapError
+		recMis *model.RecordMismatchError
+		recRng *model.RecordRangeError
 	)
 	switch {
 	case errors.As(err, &closed):
@@ -123,6 +141,10 @@ func errorHeaders(h map[string]string, err error) {
 		h[hEpoch] = u(stale.Current)
 	case errors.As(err, &gap):
 		h[hExpected], h[hReceived] = u(gap.Expected), u(gap.Received)
+	case errors.As(err, &recMis):
+		h[hExtensions], h[hRecNext], h[hNext] = extRecords, u(recMis.Next), recMis.Tail.String()
+	case errors.As(err, &recRng):
+		h[hExtensions], h[hRecFirst], h[hRecNext] = extRecords, u(recRng.First), u(recRng.Next)
 	}
 }
 

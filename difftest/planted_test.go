@@ -27,6 +27,9 @@ var plantedStores = []plantedStore{
 	{"snapshot-digest-of-raw-content-type", func(s httpd.Store) httpd.Store { return rawDigest{s} }},
 	{"bootstrap-drops-snapshot", func(s httpd.Store) httpd.Store { return bootstrapNoSnapshot{s} }},
 	{"head-omits-snapshot", func(s httpd.Store) httpd.Store { return headNoSnapshot{s} }},
+	{"dedup-reports-the-current-record-range", func(s httpd.Store) httpd.Store { return dedupRange{s} }},
+	{"record-match-ignored", func(s httpd.Store) httpd.Store { return noRecordMatch{s} }},
+	{"head-record-first-stays-zero", func(s httpd.Store) httpd.Store { return headFirstZero{s} }},
 }
 
 const plantedScripts = 400
@@ -138,5 +141,35 @@ type headNoSnapshot struct{ httpd.Store }
 func (s headNoSnapshot) Head(k model.StreamKey) (engine.StreamInfo, error) {
 	info, err := s.Store.Head(k)
 	info.Snapshot = nil
+	return info, err
+}
+
+// dedupRange answers a deduplicated producer retry with the empty range at N instead of
+// its original range (extension §6.3, X-6.3-05).
+type dedupRange struct{ httpd.Store }
+
+func (s dedupRange) Append(k model.StreamKey, req engine.AppendRequest) (engine.AppendResult, error) {
+	res, err := s.Store.Append(k, req)
+	if err == nil && res.Outcome == engine.Duplicate {
+		info, _ := s.Store.Head(k)
+		res.RecordStart, res.RecordNext = info.RecordNext, info.RecordNext
+	}
+	return res, err
+}
+
+// noRecordMatch ignores Stream-Record-Match (extension §6.4).
+type noRecordMatch struct{ httpd.Store }
+
+func (s noRecordMatch) Append(k model.StreamKey, req engine.AppendRequest) (engine.AppendResult, error) {
+	req.RecordMatch = nil
+	return s.Store.Append(k, req)
+}
+
+// headFirstZero reports F = 0 on HEAD whatever the retention (extension §6.5, §6.10).
+type headFirstZero struct{ httpd.Store }
+
+func (s headFirstZero) Head(k model.StreamKey) (engine.StreamInfo, error) {
+	info, err := s.Store.Head(k)
+	info.RecordFirst = 0
 	return info, err
 }

@@ -11,6 +11,7 @@
 //	FuzzBatchFrames            append-batch framing: own encoder round trip, refusals (ext §4.1)
 //	FuzzAttrsNormalize         attribute normaliser: idempotent, order-insensitive, ≤ 16 KiB (ext §5.1)
 //	FuzzBootstrapMultipart     hostile payloads come back byte-exact from /bootstrap (ext §3.2, D5)
+//	FuzzRecordRead             record-aware read parameters: model, engine and httpd agree (ext §6.6)
 //	FuzzHTTPHandler            any request through httpd: never a 5xx, never a panic
 //	FuzzModelVsEngine          command scripts on the model, the engine and httpd agree
 //

@@ -36,9 +36,12 @@ func (c EngineClient) AppendBatch(stream string, frames []string) Output {
 				return o
 			}
 			out.Acks[i] = Ack{Status: o.Status, Offset: o.Offset, Closed: o.Closed}
-			continue
+		} else {
+			out.Acks[i] = Ack{Status: 204, Offset: a.Tail.String(), Closed: a.Closed}
 		}
-		out.Acks[i] = Ack{Status: 204, Offset: a.Tail.String(), Closed: a.Closed}
+		if isJSONStream(stream) {
+			out.Acks[i].RecStart, out.Acks[i].RecNext = u64p(a.RecordStart), u64p(a.RecordNext)
+		}
 	}
 	return out
 }
@@ -52,9 +55,11 @@ func (c *HTTPClient) AppendBatch(stream string, frames []string) Output {
 		return out
 	}
 	var acks []struct {
-		Status int    `json:"status"`
-		Next   string `json:"stream_next_offset"`
-		Closed bool   `json:"stream_closed"`
+		Status   int     `json:"status"`
+		Next     string  `json:"stream_next_offset"`
+		Closed   bool    `json:"stream_closed"`
+		RecStart *uint64 `json:"stream_record_start"`
+		RecNext  *uint64 `json:"stream_record_next"`
 	}
 	if err := json.Unmarshal(resp.Body, &acks); err != nil {
 		return Output{Error: fmt.Sprintf("unreadable acks (%v): %q", err, resp.Body)}
@@ -63,7 +68,8 @@ func (c *HTTPClient) AppendBatch(stream string, frames []string) Output {
 		if a.Status >= 500 {
 			return Output{Error: fmt.Sprintf("frame status %d", a.Status)}
 		}
-		out.Acks = append(out.Acks, Ack{Status: a.Status, Offset: a.Next, Closed: a.Closed})
+		out.Acks = append(out.Acks, Ack{Status: a.Status, Offset: a.Next, Closed: a.Closed, RecStart: a.RecStart,
+			RecNext: a.RecNext})
 	}
 	return out
 }

@@ -38,6 +38,10 @@ type Client interface {
 	// Bootstrap reads GET {stream}/bootstrap (extension §3): Output.Blob is the first
 	// part's D5 digest, Len and Digest summarize the update parts' canonical bytes.
 	Bootstrap(stream string) Output
+	// RecordRead reads a JSON stream record-aware (extension §6.6): which = "tail" reads
+	// every retained record (following Stream-Record-Next across chunks), "now" the
+	// empty read at N. Len, Digest and Msgs summarize the records' canonical bytes.
+	RecordRead(stream, which string) Output
 	// LiveModes names the live-read modes Follow supports.
 	LiveModes() []string
 	// Follow runs a live reader of stream from -1 until EOF or until ctx ends, sometimes

@@ -34,7 +34,8 @@ func (c EngineClient) Setup() error {
 
 // Create implements Client.
 func (c EngineClient) Create(stream string) Output {
-	res, err := c.Store.Create(c.key(stream), engine.CreateRequest{ContentType: ContentType, MediaType: ContentType})
+	ct := c.contentType(stream)
+	res, err := c.Store.Create(c.key(stream), engine.CreateRequest{ContentType: ct, MediaType: ct})
 	if err != nil {
 		return errorOutput(err)
 	}
@@ -42,14 +43,17 @@ func (c EngineClient) Create(stream string) Output {
 	if res.Created {
 		out.Status = 201
 	}
+	if res.Info.JSON() {
+		out.RecStart, out.RecNext = u64p(res.RecordStart), u64p(res.RecordNext)
+	}
 	return out
 }
 
 // Append implements Client.
 func (c EngineClient) Append(in Input) Output {
-	req := engine.AppendRequest{Body: []byte(in.Body), Close: in.Close}
+	req := engine.AppendRequest{Body: []byte(in.Body), Close: in.Close, RecordMatch: in.RecordMatch}
 	if in.Body != "" {
-		req.MediaType = ContentType
+		req.MediaType = c.contentType(in.Stream)
 	}
 	if p := in.Producer; p != nil {
 		req.Producer = &model.Producer{ID: p.ID, Epoch: p.Epoch, Seq: p.Seq}
@@ -69,6 +73,9 @@ func (c EngineClient) Append(in Input) Output {
 			out.Status = 200
 		}
 	}
+	if res.JSON {
+		out.RecStart, out.RecNext = u64p(res.RecordStart), u64p(res.RecordNext)
+	}
 	return out
 }
 
@@ -83,7 +90,7 @@ func (c EngineClient) ReadAll(stream string) (Output, []byte) {
 		return Output{Error: "read did not reach the tail"}, nil
 	}
 	return Output{Status: 200, Offset: res.Next.String(), Closed: res.EOF, Len: uint64(len(res.Data)),
-		Digest: DigestOf(res.Data)}, res.Data
+		Digest: DigestOf(res.Data), Msgs: countMsgs(stream, res.Data)}, res.Data
 }
 
 // Head implements Client.
@@ -95,6 +102,9 @@ func (c EngineClient) Head(stream string) Output {
 	out := Output{Status: 200, Offset: info.Tail.String(), Closed: info.Closed}
 	if sn := info.Snapshot; sn != nil {
 		out.SnapOffset, out.SnapDigest = sn.Offset.String(), sn.Digest
+	}
+	if info.JSON() {
+		out.RecFirst, out.RecNext = u64p(info.RecordFirst), u64p(info.RecordNext)
 	}
 	return out
 }
@@ -174,6 +184,7 @@ func errorOutput(err error) Output {
 		closed *model.ClosedError
 		stale  *model.StaleEpochError
 		gap    *model.SeqGapError
+		recMis *model.RecordMismatchError
 	)
 	switch {
 	case errors.As(err, &closed):
@@ -182,6 +193,8 @@ func errorOutput(err error) Output {
 		return Output{Status: 403, Epoch: u64p(stale.Current)}
 	case errors.As(err, &gap):
 		return Output{Status: 409, Expected: u64p(gap.Expected), Received: u64p(gap.Received)}
+	case errors.As(err, &recMis):
+		return Output{Status: 412, RecNext: u64p(recMis.Next), Offset: recMis.Tail.String()}
 	case errors.Is(err, model.ErrEpochSeqNotZero):
 		return Output{Status: 400}
 	case errors.Is(err, model.ErrStreamSeqConflict), errors.Is(err, model.ErrConfigMismatch),

@@ -233,3 +233,28 @@ func (s *lostSnapshot) PublishSnapshot(k model.StreamKey, req engine.SnapshotReq
 	return engine.SnapshotInfo{Offset: req.At.Offset, ContentType: req.ContentType,
 		Digest: model.SnapshotDigest(req.ContentType, req.Body), Size: int64(len(req.Body))}, nil
 }
+
+// recordsOverlap reports every fourth JSON append's record range one ordinal early, as
+// if it overlapped the previous append's (extension §6.3, §6.13: ordinals contiguous,
+// never reused).
+type recordsOverlap struct {
+	httpd.Store
+	mu sync.Mutex
+	n  int
+}
+
+func (s *recordsOverlap) Append(k model.StreamKey, req engine.AppendRequest) (engine.AppendResult, error) {
+	res, err := s.Store.Append(k, req)
+	if err != nil || !res.JSON || res.RecordStart == 0 || res.Outcome != engine.Appended {
+		return res, err
+	}
+	s.mu.Lock()
+	s.n++
+	skew := s.n%4 == 0
+	s.mu.Unlock()
+	if skew {
+		res.RecordStart--
+		res.RecordNext--
+	}
+	return res, err
+}

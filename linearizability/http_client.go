@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dsd-project/dsd/model"
 )
 
 // Surface names a URL layout (DESIGN.md D1).
@@ -126,6 +128,8 @@ func output(resp *response, err error) Output {
 	out.Epoch, out.Seq = headerUint(h, "Producer-Epoch"), headerUint(h, "Producer-Seq")
 	out.Expected, out.Received = headerUint(h, "Producer-Expected-Seq"), headerUint(h, "Producer-Received-Seq")
 	out.SnapOffset, out.SnapDigest = h.Get("Stream-Snapshot-Offset"), h.Get("Stream-Snapshot-Digest")
+	out.RecFirst, out.RecStart = headerUint(h, "Stream-Record-First"), headerUint(h, "Stream-Record-Start")
+	out.RecNext = headerUint(h, "Stream-Record-Next")
 	return out
 }
 
@@ -139,14 +143,17 @@ func headerUint(h http.Header, name string) *uint64 {
 
 // Create implements Client.
 func (c *HTTPClient) Create(stream string) Output {
-	return output(c.do(http.MethodPut, c.streamURL(stream), http.Header{"Content-Type": {ContentType}}, nil))
+	return output(c.do(http.MethodPut, c.streamURL(stream), http.Header{"Content-Type": {c.contentType(stream)}}, nil))
 }
 
 // Append implements Client.
 func (c *HTTPClient) Append(in Input) Output {
 	h := http.Header{}
 	if in.Body != "" {
-		h.Set("Content-Type", ContentType)
+		h.Set("Content-Type", c.contentType(in.Stream))
+	}
+	if in.RecordMatch != nil {
+		h.Set("Stream-Record-Match", strconv.FormatUint(*in.RecordMatch, 10))
 	}
 	if in.Close {
 		h.Set("Stream-Closed", "true")
@@ -178,7 +185,8 @@ func (c *HTTPClient) ReadAll(stream string) (Output, []byte) {
 	if status != 200 {
 		return Output{Status: status}, nil
 	}
-	return Output{Status: 200, Offset: next, Closed: closed, Len: uint64(len(data)), Digest: DigestOf(data)}, data
+	return Output{Status: 200, Offset: next, Closed: closed, Len: uint64(len(data)), Digest: DigestOf(data),
+		Msgs: countMsgs(stream, data)}, data
 }
 
 // ReadFrom implements Client.
@@ -202,7 +210,15 @@ func (c *HTTPClient) readChunks(stream, offset string) (data []byte, next string
 			}
 			return nil, "", false, resp.StatusCode, nil
 		}
-		data = append(data, resp.Body...)
+		chunk := resp.Body
+		if isJSONStream(stream) { // a JSON array of whole messages (B-9.1-04): back to canonical bytes (D3)
+			msgs, err := model.FlattenJSON(chunk, true)
+			if err != nil {
+				return nil, "", false, 0, fmt.Errorf("read of a JSON stream: %w: %q", err, chunk)
+			}
+			chunk = model.CanonicalJSON(msgs)
+		}
+		data = append(data, chunk...)
 		next = resp.Header.Get("Stream-Next-Offset")
 		if next == "" {
 			return nil, "", false, 0, errors.New("200 without Stream-Next-Offset")

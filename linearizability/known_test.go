@@ -66,7 +66,7 @@ func TestClosedRefusalWaitsForTheClose(t *testing.T) {
 func knownIssues() bool { return os.Getenv("DSD_KNOWN_ISSUES") == "1" }
 
 // ki5 is the open issue TestKI5BootstrapIsNeverAheadOfReads reproduces.
-const ki5 = `KI-5 (extension §2.1, §3.3; B-8-01): /bootstrap reads the stream's committed
+const ki5 = `KI-5 (X-2.1-02, X-3.3-02; extension §2.1, §3.3): /bootstrap reads the stream's committed
 storage state, which runs ahead of the published state that catch-up reads and HEAD
 serve while a commit is being published: a bootstrap can report a Stream-Next-Offset
 that a read issued right after it refuses as OFFSET_BEYOND_TAIL (400), and a HEAD after

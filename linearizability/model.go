@@ -45,6 +45,15 @@ type State struct {
 	RetTok    string
 	RetLen    uint64
 	RetDigest Digest
+
+	// Record coordinates of a JSON stream (extension §6.1): Recs is N, RetRecs is F (the
+	// ordinal at the retention boundary), SnapRecs the ordinal at the visible snapshot.
+	// Ordinals are counted, never named by the server's offsets: every check ties a
+	// reported ordinal to these counters, so ordinals are contiguous and never reused,
+	// and N - F is the number of retained messages (§6.13).
+	Recs     uint64
+	RetRecs  uint64
+	SnapRecs uint64
 }
 
 // Model is the porcupine model of a set of streams, partitioned by stream: each stream's
@@ -103,7 +112,7 @@ func partition(ops []porcupine.Operation) [][]porcupine.Operation {
 func Step(s State, in Input, out Output) (bool, State) {
 	switch in.Kind {
 	case OpCreate:
-		return stepCreate(s, out)
+		return stepCreate(s, in, out)
 	case OpAppend:
 		return stepAppend(s, in, out)
 	case OpBatch:
@@ -119,6 +128,9 @@ func Step(s State, in Input, out Output) (bool, State) {
 		if out.Status != 200 || out.Len != n || out.Digest != d || out.Closed != s.Closed {
 			return false, s
 		}
+		if isJSONStream(in.Stream) && out.Msgs != s.Recs-s.RetRecs { // §6.13: N - F retained messages
+			return false, s
+		}
 		return s.atTail(out.Offset)
 	case OpHead:
 		if out.Unknown() {
@@ -130,6 +142,9 @@ func Step(s State, in Input, out Output) (bool, State) {
 		if out.Status != 200 || out.Closed != s.Closed || out.SnapOffset != s.SnapTok {
 			return false, s
 		}
+		if isJSONStream(in.Stream) && !(isU(out.RecFirst, s.RetRecs) && isU(out.RecNext, s.Recs)) {
+			return false, s // §6.5: F and N on HEAD
+		}
 		return s.atTail(out.Offset)
 	case OpSnapshot:
 		return stepSnapshot(s, in, out)
@@ -138,7 +153,9 @@ func Step(s State, in Input, out Output) (bool, State) {
 	case OpSnapRead:
 		return stepSnapRead(s, out)
 	case OpBootstrap:
-		return stepBootstrap(s, out)
+		return stepBootstrap(s, in, out)
+	case OpRecordRead:
+		return stepRecordRead(s, in, out)
 	}
 	return false, s
 }
@@ -151,8 +168,12 @@ func (s State) retained() (uint64, Digest) {
 
 // stepCreate: 201 for a new stream, 200 for an existing open one with the same
 // configuration, 409 once it is closed (the workload never re-creates closed)
-// (B-5.1-01, B-5.1-02). Every success carries the tail (B-5.1-13).
-func stepCreate(s State, out Output) (bool, State) {
+// (B-5.1-01, B-5.1-02). Every success carries the tail (B-5.1-13); on a JSON stream
+// the empty record range at N (extension §6.3: the workload creates empty streams).
+func stepCreate(s State, in Input, out Output) (bool, State) {
+	if isJSONStream(in.Stream) && !out.Unknown() && out.Status < 300 && !(isU(out.RecStart, s.Recs) && isU(out.RecNext, s.Recs)) {
+		return false, s
+	}
 	switch {
 	case out.Unknown():
 		if !s.Exists {
@@ -197,11 +218,21 @@ func stepAppend(s State, in Input, out Output) (bool, State) {
 			return out.Status == 400, s
 		}
 		if adm == model.AdmitDuplicate { // 204, nothing written, highest seq (B-5.2.1-03/04)
-			return out.Status == 204 && !out.Closed && eqOpt(out.Seq, ps.LastSeq), s
+			ok := out.Status == 204 && !out.Closed && eqOpt(out.Seq, ps.LastSeq)
+			if rs, rn, known := s.receipt(p.ID); known && p.Seq == ps.LastSeq && isJSONStream(in.Stream) {
+				ok = ok && isU(out.RecStart, rs) && isU(out.RecNext, rn) // §6.3: the original range
+			}
+			return ok, s
 		}
 	}
 	if body && in.StreamSeq != "" && model.StreamSeqRegresses(s.streamSeq(), in.StreamSeq) {
 		return out.Status == 409 && !out.Closed && out.Expected == nil, s // B-5.2-05
+	}
+	if s.recordMismatch(in) { // §6.4: 412 with N and the tail
+		if out.Status != 412 || !eqOpt(out.RecNext, s.Recs) {
+			return false, s
+		}
+		return s.atTail(out.Offset)
 	}
 	want := 204 // B-5.2-08, B-5.2.1-08
 	if in.Producer != nil && body {
@@ -212,6 +243,9 @@ func stepAppend(s State, in Input, out Output) (bool, State) {
 	}
 	if in.Producer != nil && !eqOpt(out.Seq, in.Producer.Seq) {
 		return false, s
+	}
+	if isJSONStream(in.Stream) && !(isU(out.RecStart, s.Recs) && isU(out.RecNext, s.Recs+in.msgs)) {
+		return false, s // §6.3: the next ordinals, one contiguous range
 	}
 	ns := s.apply(in)
 	if !body {
@@ -232,7 +266,7 @@ func stepAppend(s State, in Input, out Output) (bool, State) {
 // and the final offset (B-5.2-07, B-5.2-10).
 func stepClosed(s State, in Input, out Output) (bool, State) {
 	if in.Body == "" {
-		if out.Status != 204 || !out.Closed {
+		if out.Status != 204 || !out.Closed || !eqOpt(out.RecStart, s.Recs) || !eqOpt(out.RecNext, s.Recs) {
 			return false, s
 		}
 		return s.atTail(out.Offset)
@@ -266,6 +300,9 @@ func (s State) applyIfAdmitted(in Input) State {
 	if in.Body != "" && in.StreamSeq != "" && model.StreamSeqRegresses(s.streamSeq(), in.StreamSeq) {
 		return s
 	}
+	if s.recordMismatch(in) {
+		return s
+	}
 	ns := s.apply(in)
 	if in.Body != "" {
 		ns.TailExact = false
@@ -273,18 +310,31 @@ func (s State) applyIfAdmitted(in Input) State {
 	return ns
 }
 
+// recordMismatch reports whether in carries a Stream-Record-Match other than N on a
+// JSON stream (extension §6.4).
+func (s State) recordMismatch(in Input) bool {
+	return in.RecordMatch != nil && isJSONStream(in.Stream) && *in.RecordMatch != s.Recs
+}
+
+// isU reports whether a reported number is present and v.
+func isU(p *uint64, v uint64) bool { return p != nil && *p == v }
+
 // apply makes an admitted append's changes: content, Stream-Seq (only with data, A-06),
 // producer state, closure and the closing tuple.
 func (s State) apply(in Input) State {
+	first := s.Recs
 	if in.Body != "" {
-		s.Digest = s.Digest.Extend(in.digest, uint64(len(in.Body)))
-		s.Len += uint64(len(in.Body))
+		s.Digest = s.Digest.Extend(in.digest, in.size)
+		s.Len += in.size
+		if isJSONStream(in.Stream) {
+			s.Recs += in.msgs
+		}
 		if in.StreamSeq != "" {
 			s.StreamSeq = in.StreamSeq
 		}
 	}
 	if p := in.Producer; p != nil {
-		s = s.withProducer(p.ID, model.ProducerState{Epoch: p.Epoch, LastSeq: p.Seq})
+		s = s.withProducer(p.ID, model.ProducerState{Epoch: p.Epoch, LastSeq: p.Seq}, first, s.Recs)
 	}
 	if in.Close {
 		s.Closed = true
@@ -327,7 +377,7 @@ func encodeProducer(p Producer) string { return fmt.Sprintf("%s %d %d", p.ID, p.
 func (s State) producer(id string) *model.ProducerState {
 	for _, line := range strings.Split(s.Producers, "\n") {
 		f := strings.Fields(line)
-		if len(f) == 3 && f[0] == id {
+		if len(f) >= 3 && f[0] == id {
 			e, _ := strconv.ParseUint(f[1], 10, 64)
 			q, _ := strconv.ParseUint(f[2], 10, 64)
 			return &model.ProducerState{Epoch: e, LastSeq: q}
@@ -336,15 +386,29 @@ func (s State) producer(id string) *model.ProducerState {
 	return nil
 }
 
-// withProducer returns s with producer id's state set.
-func (s State) withProducer(id string, ps model.ProducerState) State {
+// receipt returns the record range producer id's last accepted request was
+// acknowledged with (extension §6.3).
+func (s State) receipt(id string) (start, next uint64, ok bool) {
+	for _, line := range strings.Split(s.Producers, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 5 && f[0] == id {
+			start, _ = strconv.ParseUint(f[3], 10, 64)
+			next, _ = strconv.ParseUint(f[4], 10, 64)
+			return start, next, true
+		}
+	}
+	return 0, 0, false
+}
+
+// withProducer returns s with producer id's state and its last record range set.
+func (s State) withProducer(id string, ps model.ProducerState, recStart, recNext uint64) State {
 	var lines []string
 	for _, line := range strings.Split(s.Producers, "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[0] != id {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] != id {
 			lines = append(lines, line)
 		}
 	}
-	lines = append(lines, fmt.Sprintf("%s %d %d", id, ps.Epoch, ps.LastSeq))
+	lines = append(lines, fmt.Sprintf("%s %d %d %d %d", id, ps.Epoch, ps.LastSeq, recStart, recNext))
 	sort.Strings(lines)
 	s.Producers = strings.Join(lines, "\n")
 	return s
@@ -352,9 +416,9 @@ func (s State) withProducer(id string, ps model.ProducerState) State {
 
 func (s State) hash() uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%t%t%s%t%d%d%s\x00%s\x00%s\x00%s|%s|%d|%d|%s|%s|%d|%d", s.Exists, s.Closed, s.Tail,
-		s.TailExact, s.Len, s.Digest, s.StreamSeq, s.Closer, s.Producers, s.StartTok, s.SnapTok, s.SnapLen,
-		s.SnapDigest, s.SnapBlob, s.RetTok, s.RetLen, s.RetDigest)
+	fmt.Fprintf(h, "%t%t%s%t%d%d%s\x00%s\x00%s\x00%s|%s|%d|%d|%s|%s|%d|%d|%d|%d|%d", s.Exists, s.Closed,
+		s.Tail, s.TailExact, s.Len, s.Digest, s.StreamSeq, s.Closer, s.Producers, s.StartTok, s.SnapTok,
+		s.SnapLen, s.SnapDigest, s.SnapBlob, s.RetTok, s.RetLen, s.RetDigest, s.Recs, s.RetRecs, s.SnapRecs)
 	return h.Sum64()
 }
 
@@ -381,6 +445,9 @@ func (s State) String() string {
 	}
 	if s.RetLen > 0 {
 		out += fmt.Sprintf(" retained@%d", s.RetLen)
+	}
+	if s.Recs > 0 {
+		out += fmt.Sprintf(" records=[%d,%d)", s.RetRecs, s.Recs)
 	}
 	return out
 }

@@ -1,6 +1,10 @@
 package linearizability
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dsd-project/dsd/model"
+)
 
 // Kind names an operation of the porcupine model.
 type Kind string
@@ -35,6 +39,9 @@ const (
 	// OpBootstrap is GET {stream}/bootstrap (extension §3): the snapshot part's digest,
 	// the update parts summarized as (length, digest), the tail's offset and closure.
 	OpBootstrap Kind = "bootstrap"
+	// OpRecordRead is a record-aware read of a JSON stream (extension §6.6, §6.7): F, the
+	// range read, the records' canonical bytes as (length, digest, count), the tail.
+	OpRecordRead Kind = "recordread"
 )
 
 // Producer is an idempotent producer triple (B-5.2.1).
@@ -58,12 +65,34 @@ type Input struct {
 	Frames []string `json:"frames,omitempty"`
 	// Offset is the offset token a snapshot or retention request names.
 	Offset string `json:"offset,omitempty"`
+	// RecordMatch is Stream-Record-Match (extension §6.4), on JSON streams.
+	RecordMatch *uint64 `json:"record_match,omitempty"`
+	// Record selects a record-aware read (OpRecordRead): "tail" reads every retained
+	// record (tail_records larger than N), "now" the empty read at N (extension §6.6).
+	Record string `json:"record,omitempty"`
 
-	digest Digest // of Body, filled by prepare
+	// Derived by prepare: the body's canonical bytes (D3: on a JSON stream each
+	// flattened message as compact JSON and "\n") as digest and size, and its message
+	// count (its records on a JSON stream, extension §6.1).
+	digest Digest
+	size   uint64
+	msgs   uint64
 }
 
-// prepare fills derived fields (the body digest).
-func (in *Input) prepare() { in.digest = DigestOf([]byte(in.Body)) }
+// prepare fills the derived fields.
+func (in *Input) prepare() {
+	body := []byte(in.Body)
+	in.msgs = 1
+	if isJSONStream(in.Stream) && len(body) > 0 {
+		if flat, err := model.FlattenJSON(body, false); err == nil {
+			body, in.msgs = model.CanonicalJSON(flat), uint64(len(flat))
+		}
+	}
+	if len(body) == 0 {
+		in.msgs = 0
+	}
+	in.digest, in.size = DigestOf(body), uint64(len(body))
+}
 
 // frame is the i-th frame of a batch as the append it is (extension §4: each frame is
 // an independent logical append, without producer, Stream-Seq or close).
@@ -96,18 +125,29 @@ type Output struct {
 	Blob string `json:"blob,omitempty"`
 	// Acks are the frame acknowledgements of a 200 append-batch response.
 	Acks []Ack `json:"acks,omitempty"`
+
+	// Record coordinates of a JSON stream (extension §6): Stream-Record-First, -Start and
+	// -Next; Msgs is the number of messages a read returned.
+	RecFirst *uint64 `json:"rec_first,omitempty"`
+	RecStart *uint64 `json:"rec_start,omitempty"`
+	RecNext  *uint64 `json:"rec_next,omitempty"`
+	Msgs     uint64  `json:"msgs,omitempty"`
 }
 
 // Ack is one frame's acknowledgement (extension §4.3): its status,
 // stream_next_offset and stream_closed.
 type Ack struct {
-	Status int    `json:"status"`
-	Offset string `json:"offset,omitempty"`
-	Closed bool   `json:"closed,omitempty"`
+	Status   int     `json:"status"`
+	Offset   string  `json:"offset,omitempty"`
+	Closed   bool    `json:"closed,omitempty"`
+	RecStart *uint64 `json:"rec_start,omitempty"`
+	RecNext  *uint64 `json:"rec_next,omitempty"`
 }
 
 // output is the acknowledgement as the output of the frame's append.
-func (a Ack) output() Output { return Output{Status: a.Status, Offset: a.Offset, Closed: a.Closed} }
+func (a Ack) output() Output {
+	return Output{Status: a.Status, Offset: a.Offset, Closed: a.Closed, RecStart: a.RecStart, RecNext: a.RecNext}
+}
 
 // Unknown reports whether the operation's outcome is indeterminate.
 func (o Output) Unknown() bool { return o.Status == 0 }
@@ -141,6 +181,9 @@ func (in Input) String() string {
 		}
 		if in.Close && in.Body != "" {
 			s += " +close"
+		}
+		if in.RecordMatch != nil {
+			s += fmt.Sprintf(" record-match=%d", *in.RecordMatch)
 		}
 		return s
 	case OpBatch:
@@ -179,6 +222,9 @@ func (o Output) String() string {
 	if o.Blob != "" {
 		s += " blob=" + shortDigest(o.Blob)
 	}
+	if o.RecFirst != nil || o.RecStart != nil || o.RecNext != nil {
+		s += fmt.Sprintf(" records=%s/%s..%s", optStr(o.RecFirst), optStr(o.RecStart), optStr(o.RecNext))
+	}
 	for _, a := range o.Acks {
 		s += fmt.Sprintf(" [%d @%s]", a.Status, shortToken(a.Offset))
 		if a.Closed {
@@ -209,4 +255,11 @@ func shortDigest(d string) string {
 		return d[7:15]
 	}
 	return d
+}
+
+func optStr(p *uint64) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprint(*p)
 }

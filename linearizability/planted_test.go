@@ -21,6 +21,7 @@ var planted = []plantedCase{
 	{"close-admits-one-more-append", func(s httpd.Store) httpd.Store { return &lateClose{Store: s} }},
 	{"batch-drops-a-frame", func(s httpd.Store) httpd.Store { return &batchDrop{Store: s} }},
 	{"snapshot-acked-not-stored", func(s httpd.Store) httpd.Store { return &lostSnapshot{Store: s} }},
+	{"record-ranges-overlap", func(s httpd.Store) httpd.Store { return &recordsOverlap{Store: s} }},
 }
 
 // plantedConfig is small but dense: three streams (the middle one with snapshots), eight

@@ -1,6 +1,7 @@
 package linearizability
 
 import (
+	"encoding/json"
 	"fmt"
 	mrand "math/rand/v2"
 	"sync/atomic"
@@ -16,18 +17,69 @@ const (
 	// (extension §2, §3); no live readers follow them (retention may pass a lagging
 	// reader, which would then have to bootstrap).
 	roleSnapshot
+	// roleJSON streams are application/json with record coordinates (extension §6):
+	// snapshots and retention move F, and record-aware reads and Stream-Record-Match
+	// appends join the snapshot operations.
+	roleJSON
 )
 
-// roleOf assigns roles in turn: every other stream is a snapshot stream, unless the run
-// is base-only.
+// roleOf assigns roles in turn: plain, snapshot, JSON, plain, ... (all plain when the
+// run is base-only).
 func roleOf(i int, cfg Config) role {
-	if cfg.BaseOnly || i%2 == 0 {
+	if cfg.BaseOnly {
 		return rolePlain
 	}
-	return roleSnapshot
+	return []role{rolePlain, roleSnapshot, roleJSON, rolePlain}[i%4]
 }
 
-func (r role) snapshots() bool { return r == roleSnapshot }
+func (r role) snapshots() bool { return r == roleSnapshot || r == roleJSON }
+
+// suffix ends the names of JSON streams (isJSONStream).
+func (r role) suffix() string {
+	if r == roleJSON {
+		return jsonSuffix
+	}
+	return ""
+}
+
+// body is a unique append body for the role: the raw text, or on a JSON stream a JSON
+// string of it, now and then an array of two or three (one record each, §6.1).
+func (r role) body(rng *mrand.Rand, unique func() string) string {
+	if r != roleJSON {
+		return unique()
+	}
+	q := func() string { b, _ := json.Marshal(unique()); return string(b) }
+	switch rng.IntN(4) {
+	case 0:
+		return "[" + q() + "," + q() + "]"
+	case 1:
+		return "[" + q() + " , " + q() + "," + q() + "]"
+	}
+	return q()
+}
+
+// recordOp is an operation of JSON streams (extension §6): a record-aware read of every
+// retained record or at N, or an append conditional on the record tail a HEAD has just
+// reported (§6.4: 412 when another append got in between).
+func (w *workload) recordOp(cr *ClientRecorder, rng *mrand.Rand, s *streamPlan, body func() string) {
+	switch rng.IntN(3) {
+	case 0:
+		which := "tail"
+		if rng.IntN(4) == 0 {
+			which = "now"
+		}
+		in := Input{Kind: OpRecordRead, Stream: s.name, Record: which}
+		cr.Do(in, func() Output { return w.client.RecordRead(s.name, which) })
+	default:
+		head := cr.Do(Input{Kind: OpHead, Stream: s.name}, func() Output { return w.client.Head(s.name) })
+		if head.Status != 200 || head.RecNext == nil {
+			return
+		}
+		n := *head.RecNext
+		in := Input{Kind: OpAppend, Stream: s.name, Body: body(), RecordMatch: &n}
+		cr.Do(in, func() Output { return w.client.Append(in) })
+	}
+}
 
 var snapshotBlobs atomic.Uint64
 

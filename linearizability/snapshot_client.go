@@ -47,7 +47,11 @@ func (c EngineClient) SetRetention(stream, tok string) Output {
 	if err != nil {
 		return errorOutput(err)
 	}
-	return Output{Status: 204, Offset: info.Tail.String()}
+	out := Output{Status: 204, Offset: info.Tail.String()}
+	if info.JSON() {
+		out.RecFirst, out.RecNext = u64p(info.RecordFirst), u64p(info.RecordNext)
+	}
+	return out
 }
 
 // ReadSnapshot implements Client.
@@ -69,6 +73,9 @@ func (c EngineClient) Bootstrap(stream string) Output {
 	defer b.Close()
 	out := Output{Status: 200, Offset: b.Info.Tail.String(), Closed: b.Info.Closed, SnapOffset: "-1",
 		Blob: partDigest(model.DefaultContentType, b.Body)}
+	if b.Info.JSON() {
+		out.RecFirst, out.RecStart, out.RecNext = u64p(b.Info.RecordFirst), u64p(b.FromRec), u64p(b.Info.RecordNext)
+	}
 	if sn := b.Snapshot; sn != nil {
 		out.SnapOffset, out.SnapDigest, out.Blob = sn.Offset.String(), sn.Digest, partDigest(sn.ContentType, b.Body)
 	}
@@ -82,6 +89,7 @@ func (c EngineClient) Bootstrap(stream string) Output {
 			break
 		}
 		data = append(data, res.Data...)
+		out.Msgs += uint64(len(res.Ends))
 	}
 	out.Len, out.Digest = uint64(len(data)), DigestOf(data)
 	return out
@@ -167,6 +175,7 @@ func (c *HTTPClient) Bootstrap(stream string) Output {
 		if isJSONStream(stream) {
 			data = append(data, '\n')
 		}
+		out.Msgs++
 	}
 	out.Len, out.Digest = uint64(len(data)), DigestOf(data)
 	return out

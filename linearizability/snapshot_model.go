@@ -46,7 +46,7 @@ func stepSnapshot(s State, in Input, out Output) (bool, State) {
 
 // withSnapshot makes the snapshot at the tail token tok visible.
 func (s State) withSnapshot(tok, blob string) State {
-	s.SnapTok, s.SnapLen, s.SnapDigest, s.SnapBlob = tok, s.Len, s.Digest, blob
+	s.SnapTok, s.SnapLen, s.SnapDigest, s.SnapBlob, s.SnapRecs = tok, s.Len, s.Digest, blob, s.Recs
 	return s
 }
 
@@ -59,7 +59,7 @@ func stepRetain(s State, in Input, out Output) (bool, State) {
 	current := tok == s.RetTok || (s.RetTok == "" && tok == s.StartTok && tok != "")
 	if out.Unknown() {
 		if s.Exists && !current && tok == s.SnapTok && tok != "" {
-			s.RetTok, s.RetLen, s.RetDigest = s.SnapTok, s.SnapLen, s.SnapDigest
+			s = s.retainAtSnapshot()
 		}
 		return true, s
 	}
@@ -75,7 +75,10 @@ func stepRetain(s State, in Input, out Output) (bool, State) {
 		if out.Status != 204 {
 			return false, s
 		}
-		s.RetTok, s.RetLen, s.RetDigest = s.SnapTok, s.SnapLen, s.SnapDigest
+		s = s.retainAtSnapshot()
+		if isJSONStream(in.Stream) && !(isU(out.RecFirst, s.RetRecs) && isU(out.RecNext, s.Recs)) {
+			return false, s // §6.10: F is the boundary's ordinal, no record is renumbered
+		}
 		return s.atTail(out.Offset)
 	case s.TailExact && tok == s.Tail && s.Len > s.RetLen:
 		return out.Status == 409, s
@@ -97,20 +100,31 @@ func stepSnapRead(s State, out Output) (bool, State) {
 		out.Blob == s.SnapBlob && (out.Offset == "" || out.Offset == s.SnapTok), s
 }
 
+// retainAtSnapshot moves the retention register to the snapshot register.
+func (s State) retainAtSnapshot() State {
+	s.RetTok, s.RetLen, s.RetDigest, s.RetRecs = s.SnapTok, s.SnapLen, s.SnapDigest, s.SnapRecs
+	return s
+}
+
 // stepBootstrap checks /bootstrap (extension §3.2): the first part is the visible
 // snapshot (or an empty application/octet-stream part, Stream-Snapshot-Offset -1), the
 // update parts are exactly the content after the snapshot's offset (without one: after
-// the retention boundary), and Stream-Next-Offset is the tail.
-func stepBootstrap(s State, out Output) (bool, State) {
+// the retention boundary), and Stream-Next-Offset is the tail. On a JSON stream each
+// update part is one record (§6.10) and Stream-Record-Start is the first one's ordinal.
+func stepBootstrap(s State, in Input, out Output) (bool, State) {
 	switch {
 	case out.Unknown():
 		return true, s
 	case !s.Exists:
 		return out.Status == 404, s
 	}
-	from, fromDigest, snap, blob := s.RetLen, s.RetDigest, "-1", emptyPart
+	from, fromDigest, snap, blob, rec := s.RetLen, s.RetDigest, "-1", emptyPart, s.RetRecs
 	if s.SnapTok != "" {
-		from, fromDigest, snap, blob = s.SnapLen, s.SnapDigest, s.SnapTok, s.SnapBlob
+		from, fromDigest, snap, blob, rec = s.SnapLen, s.SnapDigest, s.SnapTok, s.SnapBlob, s.SnapRecs
+	}
+	if isJSONStream(in.Stream) && !(isU(out.RecStart, rec) && out.Msgs == s.Recs-rec &&
+		isU(out.RecFirst, s.RetRecs) && isU(out.RecNext, s.Recs)) {
+		return false, s
 	}
 	if out.Status != 200 || out.SnapOffset != snap || out.Blob != blob || out.Closed != s.Closed ||
 		(s.SnapTok != "" && out.SnapDigest != s.SnapBlob) {

@@ -70,3 +70,32 @@ func TestStepBatch(t *testing.T) {
 	step(t, s, b, Output{Status: 200, Acks: []Ack{closed, closed}}, true)
 	step(t, s, b, Output{Status: 200, Acks: []Ack{closed, {Status: 204, Offset: tok(4)}}}, false)
 }
+
+func jsonIn(body string) Input { return Input{Kind: OpAppend, Stream: "s-json", Body: body} }
+
+// On a JSON stream every append gets the next ordinals, HEAD reports F and N, a
+// Stream-Record-Match other than N is 412, and a read returns N - F messages.
+// Spec: extension §6.3, §6.4, §6.5, §6.13.
+func TestStepRecords(t *testing.T) {
+	s := step(t, State{}, Input{Kind: OpCreate, Stream: "s-json"}, Output{Status: 201, Offset: tok(0),
+		RecStart: u64p(0), RecNext: u64p(0)}, true)
+	step(t, s, jsonIn(`["a","b"]`), Output{Status: 204, Offset: tok(8), RecStart: u64p(0), RecNext: u64p(1)}, false)
+	s = step(t, s, jsonIn(`["a","b"]`), Output{Status: 204, Offset: tok(8), RecStart: u64p(0), RecNext: u64p(2)}, true)
+	step(t, s, jsonIn(`"c"`), Output{Status: 204, Offset: tok(12), RecStart: u64p(1), RecNext: u64p(2)}, false)
+	head := Input{Kind: OpHead, Stream: "s-json"}
+	step(t, s, head, Output{Status: 200, Offset: tok(8), RecFirst: u64p(0), RecNext: u64p(2)}, true)
+	step(t, s, head, Output{Status: 200, Offset: tok(8), RecFirst: u64p(0), RecNext: u64p(3)}, false)
+	match := jsonIn(`"c"`)
+	match.RecordMatch = u64p(1)
+	step(t, s, match, Output{Status: 412, Offset: tok(8), RecNext: u64p(2)}, true)
+	step(t, s, match, Output{Status: 204, Offset: tok(12), RecStart: u64p(2), RecNext: u64p(3)}, false)
+	read := Input{Kind: OpRead, Stream: "s-json"}
+	content := "\"a\"\n\"b\"\n"
+	ok := Output{Status: 200, Offset: tok(8), Len: 8, Digest: DigestOf([]byte(content)), Msgs: 2}
+	step(t, s, read, ok, true)
+	ok.Msgs = 1
+	step(t, s, read, ok, false)
+	rr := Input{Kind: OpRecordRead, Stream: "s-json", Record: "tail"}
+	step(t, s, rr, Output{Status: 200, Offset: tok(8), Len: 8, Digest: DigestOf([]byte(content)), Msgs: 2,
+		RecFirst: u64p(0), RecStart: u64p(0), RecNext: u64p(2)}, true)
+}

@@ -110,7 +110,7 @@ func Record(ctx context.Context, client Client, cfg Config) (Run, error) {
 	rec := NewRecorder()
 	w := &workload{cfg: cfg, client: client, rec: rec}
 	for i := 0; i < cfg.Streams; i++ {
-		sp := &streamPlan{name: fmt.Sprintf("%s-%d", cfg.Prefix, i), role: roleOf(i, cfg),
+		sp := &streamPlan{name: fmt.Sprintf("%s-%d%s", cfg.Prefix, i, roleOf(i, cfg).suffix()), role: roleOf(i, cfg),
 			closeAt: int64(float64(cfg.Ops) * (0.5 + 0.45*float64(i+1)/float64(cfg.Streams+1)))}
 		w.streams = append(w.streams, sp)
 	}
@@ -206,7 +206,7 @@ func (w *workload) clientLoop(ctx context.Context, c int) {
 	cr := w.rec.Client()
 	producers := make([]producerPlan, len(w.streams))
 	reqs := 0
-	body := func() string {
+	unique := func() string {
 		reqs++
 		pad := make([]byte, rng.IntN(40))
 		for i := range pad {
@@ -221,6 +221,7 @@ func (w *workload) clientLoop(ctx context.Context, c int) {
 		}
 		si := rng.IntN(len(w.streams))
 		s := w.streams[si]
+		body := func() string { return s.role.body(rng, unique) }
 		if n >= s.closeAt && s.closed.CompareAndSwap(false, true) {
 			w.exclusive(s, func() { w.close(cr, rng, s, body, &producers[si], c) })
 			continue
@@ -238,6 +239,10 @@ func (w *workload) clientLoop(ctx context.Context, c int) {
 			s.mu.Lock()
 			w.snapshotOp(cr, rng, s)
 			s.mu.Unlock()
+			continue
+		}
+		if r >= 86 && r < 90 && s.role == roleJSON {
+			w.shared(s, func() { w.recordOp(cr, rng, s, body) })
 			continue
 		}
 		w.shared(s, func() { w.op(cr, rng, r, s, body, &producers[si], c) })

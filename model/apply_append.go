@@ -9,13 +9,16 @@ type appendRequest struct {
 	mediaType string // judged only with a body
 	producer  *Producer
 	streamSeq *string
+	// recordMatch is Stream-Record-Match (extension §6.4).
+	recordMatch *uint64
 }
 
 // parseAppend decides the syntax 400s of A-07 step 1, in order: producer headers
 // (all-or-none, non-empty id, integers 0..2^53-1: B-5.2.1-01, B-5.2.1-02); an empty body
 // without Stream-Closed: true (B-5.2-06); with a body, a missing (B-5.2-02) or malformed
 // Content-Type, never judged on an empty body (B-5.2-03); an empty Stream-Seq
-// . An empty Content-Type counts as missing.
+// a Stream-Record-Match that is not an unsigned integer (extension §6.4: 400
+// INVALID_RECORD_PARAMS). An empty Content-Type counts as missing.
 func parseAppend(c AppendStream) (appendRequest, error) {
 	req := appendRequest{body: c.Body, close: c.Closed != nil && StreamClosedHeader(*c.Closed),
 		streamSeq: c.StreamSeq}
@@ -41,6 +44,13 @@ func parseAppend(c AppendStream) (appendRequest, error) {
 	if c.StreamSeq != nil && *c.StreamSeq == "" {
 		return req, ErrBadStreamSeq
 	}
+	if c.RecordMatch != nil {
+		n, ok := ParseRecordOrdinal(*c.RecordMatch)
+		if !ok {
+			return req, ErrBadRecord
+		}
+		req.recordMatch = &n
+	}
 	return req, nil
 }
 
@@ -65,11 +75,17 @@ func deref(p *string) string {
 //     end of the producer's last accepted append when seq = lastSeq, else the tail
 //     . Dedup comes before Stream-Seq (B-5.2.1-05).
 //  6. With a body, a Stream-Seq not above the last one: 409 (B-5.2-05, B-12.6-01, A-06).
+//     On a JSON stream, a Stream-Record-Match other than N: 412 with N and the tail
+//     (extension §6.4; it composes with producer and Stream-Seq checks and comes after
+//     them); other streams ignore it (CONFORMANCE.md "Record coordinates").
 //  7. On a JSON stream, the body is flattened: invalid JSON or "[]" is 400 (B-9.1-03).
 //  8. Commit atomically: the body as one append unit, Stream-Seq (only with data,
 //     A-06), the producer state, and the close, recording the closing tuple.
 //     200 for an append with producer headers, else 204 (B-5.2-08, B-5.2.1-08);
 //     Stream-Next-Offset is the new tail, Stream-Closed: true when closed (B-5.2-09).
+//     On a JSON stream the messages get the next ordinals, one contiguous range
+//     [start, next) reported in Stream-Record-Start/-Next (start = next = N when none is
+//     created), with Stream-Extensions (extension §6.3).
 func (s State) appendStream(c AppendStream, now time.Time) (State, Result) {
 	if err := checkKey(c.Stream); err != nil {
 		return s, fail(StatusBadRequest, err)
@@ -109,13 +125,18 @@ func (st *stream) decideAppend(req appendRequest) Result {
 			if p.Seq == ps.LastSeq {
 				next = ps.LastEnd
 			}
+			rs, rn := st.receipt(*p)
 			return Result{Status: StatusNoContent, NextOffset: offsetPtr(next), Closed: st.closed,
-				Producer: &ProducerAck{Epoch: ps.Epoch, Seq: ps.LastSeq}}
+				Producer: &ProducerAck{Epoch: ps.Epoch, Seq: ps.LastSeq}}.recordAck(st, rs, rn)
 		}
 	}
 	if len(req.body) > 0 && req.streamSeq != nil && StreamSeqRegresses(st.streamSeq, *req.streamSeq) {
 		return fail(StatusConflict, ErrStreamSeqConflict)
 	}
+	if m := req.recordMatch; m != nil && st.isJSON() && *m != st.recordNext() {
+		return fail(StatusPrecondition, &RecordMismatchError{Next: st.recordNext(), Tail: st.tail()})
+	}
+	firstRecord := st.recordNext()
 	var msgs [][]byte
 	if len(req.body) > 0 {
 		if st.isJSON() {
@@ -142,32 +163,38 @@ func (st *stream) decideAppend(req appendRequest) Result {
 	}
 	if p := req.producer; p != nil {
 		st.setProducer(p.ID, ProducerState{Epoch: p.Epoch, LastSeq: p.Seq, LastEnd: st.tail()})
+		st.setReceipt(*p, firstRecord, st.recordNext())
 		res.Producer = &ProducerAck{Epoch: p.Epoch, Seq: p.Seq}
 		if len(req.body) > 0 {
 			res.Status = StatusOK
 		}
 	}
 	res.NextOffset, res.Closed = offsetPtr(st.tail()), st.closed
-	return res
+	return res.recordAck(st, firstRecord, st.recordNext())
 }
 
 // appendToClosed answers a POST to a closed stream (A-07 step 3). Close-only: 204 with
 // Stream-Closed and the final offset, with or without producer headers (B-5.2-07,
-// B-5.3-01; producer headers are echoed). With a body: the exact tuple that closed the
-// stream is a deduplicated success, 204 (B-5.2.1-09); a known producer with a stale
-// epoch is 403 (B-5.2.1-09: 403 or 409, we send 403); anything else is 409 with
-// Stream-Closed and Stream-Next-Offset = the final offset (B-5.2-07, B-5.2-10).
+// B-5.3-01; producer headers are echoed), and on a JSON stream the empty range at N.
+// With a body: the exact tuple that closed the stream is a deduplicated success, 204
+// (B-5.2.1-09), which on a JSON stream reports the record range the closing request
+// created (extension §6.3: "the original Stream-Record-Start and Stream-Record-Next");
+// a known producer with a stale epoch is 403 (B-5.2.1-09: 403 or 409, we send 403);
+// anything else is 409 with Stream-Closed and Stream-Next-Offset = the final offset
+// (B-5.2-07, B-5.2-10).
 func appendToClosed(st *stream, req appendRequest) Result {
 	ok := Result{Status: StatusNoContent, NextOffset: offsetPtr(st.tail()), Closed: true}
 	if p := req.producer; p != nil {
 		ok.Producer = &ProducerAck{Epoch: p.Epoch, Seq: p.Seq}
 	}
+	n := st.recordNext()
 	if len(req.body) == 0 {
-		return ok
+		return ok.recordAck(st, n, n)
 	}
 	if p := req.producer; p != nil {
 		if st.closer != nil && *st.closer == *p {
-			return ok
+			rs, rn := st.receipt(*p)
+			return ok.recordAck(st, rs, rn)
 		}
 		if ps := st.producer(p.ID); ps != nil && p.Epoch < ps.Epoch {
 			return fail(StatusForbidden, &StaleEpochError{Current: ps.Epoch})

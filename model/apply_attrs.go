@@ -44,7 +44,7 @@ func (s State) getAttrs(c GetAttrs, now time.Time) (State, Result) {
 	if st.attrs != nil {
 		body = append([]byte(nil), st.attrs...)
 	}
-	return s, Result{Status: StatusOK, ContentType: "application/json", Body: body}
+	return s, Result{Status: StatusOK, ContentType: "application/json", Body: body}.advertise(st)
 }
 
 // putAttrs: PUT {stream}/attrs (extension §5.4), decided in this order:
@@ -82,7 +82,7 @@ func (s State) putAttrs(c PutAttrs, now time.Time) (State, Result) {
 	}
 	st = st.clone()
 	st.attrs = attrs
-	return s.withStream(c.Stream, st), Result{Status: StatusNoContent}
+	return s.withStream(c.Stream, st), Result{Status: StatusNoContent}.advertise(st)
 }
 
 // liveOrGone returns the live stream at key, or the response of a request that finds

@@ -62,6 +62,9 @@ type FrameAck struct {
 	Err        error
 	NextOffset Offset
 	Closed     bool
+	// RecordStart and RecordNext are the frame's record range on a JSON stream (the
+	// empty range at N for a failed frame: it assigns no ordinal, extension §6.11).
+	RecordStart, RecordNext *uint64
 }
 
 // appendBatch: POST {stream}/append-batch, decided in this order:
@@ -114,6 +117,13 @@ func (s State) appendBatch(c AppendBatch, now time.Time) (State, Result) {
 	for i, f := range frames {
 		r := st.decideAppend(appendRequest{body: f, mediaType: mt})
 		acks[i] = FrameAck{Status: r.Status, Err: r.Err, NextOffset: st.tail(), Closed: st.closed}
+		if st.isJSON() {
+			n := st.recordNext()
+			acks[i].RecordStart, acks[i].RecordNext = u64Ptr(n), u64Ptr(n)
+			if r.Err == nil {
+				acks[i].RecordStart = r.RecordStart
+			}
+		}
 	}
-	return s, Result{Status: StatusOK, ContentType: "application/json", Acks: acks}
+	return s, Result{Status: StatusOK, ContentType: "application/json", Acks: acks}.advertise(st)
 }

@@ -38,7 +38,8 @@ type Part struct {
 //     "Bootstrap"), so each update part is one logical message (§6.10);
 //   - Stream-Snapshot-Offset (the offset, or -1 without a snapshot) and -Digest,
 //     Stream-Next-Offset (the tail), Stream-Up-To-Date: true, and Stream-Closed when the
-//     stream is closed.
+//     stream is closed; on a JSON stream Stream-Extensions, F, N (§6.10) and
+//     Stream-Record-Start, the ordinal of the first update part (CONFORMANCE.md).
 func (s State) bootstrap(c Bootstrap, now time.Time) (State, Result) {
 	if err := checkKey(c.Stream); err != nil {
 		return s, fail(StatusBadRequest, err)
@@ -67,8 +68,12 @@ func (s State) bootstrap(c Bootstrap, now time.Time) (State, Result) {
 		}
 		parts = append(parts, Part{ContentType: st.contentType, Body: append([]byte(nil), m...)})
 	}
-	return s, Result{Status: StatusOK, ContentType: "multipart/mixed", NextOffset: offsetPtr(st.tail()),
-		UpToDate: true, Closed: st.closed, Snapshot: ref, Parts: parts}
+	res = Result{Status: StatusOK, ContentType: "multipart/mixed", NextOffset: offsetPtr(st.tail()),
+		UpToDate: true, Closed: st.closed, Snapshot: ref, Parts: parts}.recordBounds(st)
+	if st.isJSON() {
+		res.RecordStart = u64Ptr(st.ordinalAt(from))
+	}
+	return s, res
 }
 
 // messagesFrom returns the messages from boundary o to the tail, each its canonical

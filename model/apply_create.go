@@ -86,7 +86,8 @@ func equalPtr[T comparable](a, b *T) bool {
 //     makes the body the complete content (B-5.1-09). 201 with Location (B-5.1-13).
 //
 // 200 and 201 carry the stored Content-Type, Stream-Next-Offset and Stream-Closed when
-// closed (B-5.1-13).
+// closed (B-5.1-13); on a JSON stream Stream-Extensions and the range of the records the
+// body created, [0, N) on 201 and the empty range at N on 200 (extension §6.3).
 func (s State) createStream(c CreateStream, now time.Time) (State, Result) {
 	if err := checkKey(c.Stream); err != nil {
 		return s, fail(StatusBadRequest, err)
@@ -103,7 +104,8 @@ func (s State) createStream(c CreateStream, now time.Time) (State, Result) {
 		if !cfg.same(st) {
 			return s, fail(StatusConflict, ErrConfigMismatch)
 		}
-		return s, createdResult(StatusOK, st)
+		n := st.recordNext()
+		return s, createdResult(StatusOK, st).recordAck(st, n, n)
 	}
 	var msgs [][]byte
 	if len(c.Body) > 0 {
@@ -126,7 +128,7 @@ func (s State) createStream(c CreateStream, now time.Time) (State, Result) {
 		st.appendUnit(msgs)
 	}
 	s = s.withStream(c.Stream, st)
-	res := createdResult(StatusCreated, st)
+	res := createdResult(StatusCreated, st).recordAck(st, 0, st.recordNext())
 	res.Location = true
 	return s, res
 }

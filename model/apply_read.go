@@ -19,7 +19,11 @@ import (
 //     least one; Stream-Next-Offset is the end of what was returned, never -1
 //     (B-5.6-03). Stream-Up-To-Date when it reaches the tail (B-5.6-05), Stream-Closed
 //     when it does so on a closed stream (B-5.6-06, B-5.6-07, B-8-07). A JSON stream's
-//     body is the array of its messages, "[]" when empty (B-9.1-04, B-8-04).
+//     body is the array of its messages, "[]" when empty (B-9.1-04, B-8-04), with
+//     Stream-Extensions (extension §6).
+//
+// Record-aware reads (record=, tail_records=) are decided by parseRecordRead and
+// readRecords (extension §6.6-§6.8): their parameter 400s come after the offset's.
 func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
 	if err := checkKey(c.Stream); err != nil {
 		return s, fail(StatusBadRequest, err)
@@ -31,6 +35,10 @@ func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
 			return s, fail(StatusBadRequest, ErrBadOffset)
 		}
 	}
+	rq, err := parseRecordRead(c)
+	if err != nil {
+		return s, fail(StatusBadRequest, err)
+	}
 	s, st := s.live(c.Stream, now)
 	if st == nil {
 		return s, fail(StatusNotFound, ErrStreamNotFound)
@@ -38,6 +46,9 @@ func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
 	st = st.clone()
 	st.accessMs = now.UnixMilli()
 	s = s.withStream(c.Stream, st)
+	if rq != nil {
+		return s, st.readRecords(*rq, s.cfg.ReadChunkBytes)
+	}
 
 	start := st.retained
 	switch spec.Kind {
@@ -63,7 +74,7 @@ func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
 	}
 	upToDate := end == st.tail()
 	return s, Result{Status: StatusOK, ContentType: st.contentType, NextOffset: offsetPtr(end),
-		UpToDate: upToDate, Closed: upToDate && st.closed, Body: append([]byte{}, body...)}
+		UpToDate: upToDate, Closed: upToDate && st.closed, Body: append([]byte{}, body...)}.advertise(st)
 }
 
 // chunkEnd is the end of one catch-up response from the boundary start: whole
@@ -83,7 +94,8 @@ func (st *stream) chunkEnd(start Offset, max int) Offset {
 // headStream: HEAD {stream} (B-5.5): 400 for bad ids, 404 for a missing or expired
 // stream, else 200 with Content-Type, Stream-Next-Offset (the tail), Stream-TTL (the
 // configured window), Stream-Expires-At and Stream-Closed when closed (B-5.5-02), and
-// Stream-Snapshot-Offset and -Digest of the visible snapshot (extension §2.4). HEAD
+// Stream-Snapshot-Offset and -Digest of the visible snapshot (extension §2.4), and on a
+// JSON stream Stream-Extensions with F and N (extension §6.5). HEAD
 // never restarts a TTL (B-5.1-04, B-5.5-03).
 func (s State) headStream(c HeadStream, now time.Time) (State, Result) {
 	if err := checkKey(c.Stream); err != nil {
@@ -98,6 +110,7 @@ func (s State) headStream(c HeadStream, now time.Time) (State, Result) {
 	if sn := st.snapshot; sn != nil {
 		res.Snapshot = sn.ref()
 	}
+	res = res.recordBounds(st)
 	if st.expiresAtMs != nil {
 		t := time.UnixMilli(*st.expiresAtMs).UTC()
 		res.ExpiresAt = &t

@@ -69,5 +69,5 @@ func (s State) setRetention(c SetRetention, now time.Time) (State, Result) {
 }
 
 func retentionResult(st *stream) Result {
-	return Result{Status: StatusNoContent, NextOffset: offsetPtr(st.tail())}
+	return Result{Status: StatusNoContent, NextOffset: offsetPtr(st.tail())}.recordBounds(st)
 }

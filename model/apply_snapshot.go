@@ -130,11 +130,11 @@ func (s State) publishSnapshot(c PublishSnapshot, now time.Time) (State, Result)
 	case cur != nil && cur.offset == off && cur.digest != sn.digest:
 		return s, fail(StatusConflict, ErrSnapshotConflict)
 	case cur != nil && cur.offset == off:
-		return s, Result{Status: StatusNoContent, Snapshot: cur.ref()}
+		return s, Result{Status: StatusNoContent, Snapshot: cur.ref()}.advertise(st)
 	}
 	st = st.clone()
 	st.snapshot = sn
-	return s.withStream(c.Stream, st), Result{Status: StatusNoContent, Snapshot: sn.ref()}
+	return s.withStream(c.Stream, st), Result{Status: StatusNoContent, Snapshot: sn.ref()}.advertise(st)
 }
 
 // getSnapshot: GET {stream}/snapshot and GET {stream}/snapshot/{offset} (extension
@@ -170,7 +170,7 @@ func (s State) getSnapshot(c GetSnapshot, now time.Time) (State, Result) {
 	}
 	return s, Result{Status: StatusOK, ContentType: sn.contentType, Snapshot: sn.ref(),
 		NextOffset: offsetPtr(sn.offset), UpToDate: sn.offset == st.tail(), UpToDateAlways: true,
-		Body: append([]byte(nil), sn.body...)}
+		Body: append([]byte(nil), sn.body...)}.recordBounds(st)
 }
 
 // deleteSnapshot: DELETE {stream}/snapshot/{offset} (extension §2.6): 400 bad ids or

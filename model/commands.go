@@ -45,15 +45,23 @@ type AppendStream struct {
 	ProducerEpoch *string
 	ProducerSeq   *string
 	StreamSeq     *string
+	RecordMatch   *string // Stream-Record-Match (extension §6.4)
 	Body          []byte
 }
 
-// ReadStream is a catch-up GET {stream}?offset=... (B-5.6); Offset nil means the
-// parameter is absent. Live reads (long-poll, SSE) are not commands: what they may
-// return is checked against recorded transcripts (linearizability/).
+// ReadStream is a catch-up GET {stream}?offset=... (B-5.6), or a record-aware read with
+// record=, tail_records=, max_records=, record_view= (extension §6.6-§6.8); nil means
+// the parameter is absent. MaxBytes is max_bytes, which only record-aware reads judge.
+// Live reads (long-poll, SSE) are not commands: what they may return is checked against
+// recorded transcripts (linearizability/).
 type ReadStream struct {
-	Stream StreamKey
-	Offset *string
+	Stream      StreamKey
+	Offset      *string
+	Record      *string
+	TailRecords *string
+	MaxRecords  *string
+	RecordView  *string
+	MaxBytes    *string
 }
 
 // HeadStream is HEAD {stream} (B-5.5).
@@ -83,13 +91,29 @@ func (c CreateStream) Name() string {
 
 // Name implements Command.
 func (c AppendStream) Name() string {
-	return fmt.Sprintf("POST /%s ct=%s closed=%s producer=(%s,%s,%s) seq=%s body=%q", c.Stream,
+	out := fmt.Sprintf("POST /%s ct=%s closed=%s producer=(%s,%s,%s) seq=%s", c.Stream,
 		show(c.ContentType), show(c.Closed), show(c.ProducerID), show(c.ProducerEpoch),
-		show(c.ProducerSeq), show(c.StreamSeq), clip(c.Body))
+		show(c.ProducerSeq), show(c.StreamSeq))
+	if c.RecordMatch != nil {
+		out += " record-match=" + show(c.RecordMatch)
+	}
+	return out + fmt.Sprintf(" body=%q", clip(c.Body))
 }
 
 // Name implements Command.
-func (c ReadStream) Name() string { return fmt.Sprintf("GET /%s offset=%s", c.Stream, show(c.Offset)) }
+func (c ReadStream) Name() string {
+	out := fmt.Sprintf("GET /%s offset=%s", c.Stream, show(c.Offset))
+	for _, p := range []struct {
+		name string
+		v    *string
+	}{{"record", c.Record}, {"tail_records", c.TailRecords}, {"max_records", c.MaxRecords},
+		{"record_view", c.RecordView}, {"max_bytes", c.MaxBytes}} {
+		if p.v != nil {
+			out += " " + p.name + "=" + show(p.v)
+		}
+	}
+	return out
+}
 
 // Name implements Command.
 func (c HeadStream) Name() string { return "HEAD /" + c.Stream.String() }

@@ -1,5 +1,10 @@
 package model
 
+import (
+	"fmt"
+	"maps"
+)
+
 // ProducerState is what a stream remembers about one idempotent producer (B-5.2.1-03):
 // its epoch, the highest sequence number accepted in that epoch, and the
 // Stream-Next-Offset its last accepted append was acknowledged with (A-08: a duplicate
@@ -58,4 +63,36 @@ func AdmitProducer(st *ProducerState, p Producer) (Admission, error) {
 // nil while the stream has recorded none.
 func StreamSeqRegresses(last *string, next string) bool {
 	return last != nil && next <= *last
+}
+
+// recordRange is the record range an accepted producer request was acknowledged with
+// (extension §6.3): its receipt, so that a deduplicated retry gets it back.
+type recordRange struct{ start, next uint64 }
+
+func receiptKey(p Producer) string { return fmt.Sprintf("%s\x00%d\x00%d", p.ID, p.Epoch, p.Seq) }
+
+// setReceipt keeps the record range of an accepted producer request of a JSON stream.
+// dsd keeps one per accepted (id, epoch, seq) on JSON streams, so a duplicate of any
+// earlier seq of the epoch gets its original range (CONFORMANCE.md "Producer retries",
+// extension §6.3).
+func (st *stream) setReceipt(p Producer, start, next uint64) {
+	if !st.isJSON() {
+		return
+	}
+	m := maps.Clone(st.receipts)
+	if m == nil {
+		m = map[string]recordRange{}
+	}
+	m[receiptKey(p)] = recordRange{start, next}
+	st.receipts = m
+}
+
+// receipt returns the record range a producer request was acknowledged with; the empty
+// range at N when none is kept.
+func (st *stream) receipt(p Producer) (start, next uint64) {
+	if r, ok := st.receipts[receiptKey(p)]; ok {
+		return r.start, r.next
+	}
+	n := st.recordNext()
+	return n, n
 }

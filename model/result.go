@@ -45,6 +45,40 @@ type Result struct {
 	UpToDateAlways bool
 	// Parts is the multipart body of /bootstrap (extension §3.2).
 	Parts []Part
+
+	// Extensions is Stream-Extensions: json-record-coordinates-v1, on responses about a
+	// JSON stream (extension §6, D5).
+	Extensions bool
+	// RecordFirst, RecordStart and RecordNext are Stream-Record-First, -Start and -Next
+	// (extension §6.3, §6.5, §6.7).
+	RecordFirst *uint64
+	RecordStart *uint64
+	RecordNext  *uint64
+}
+
+func u64Ptr(v uint64) *uint64 { return &v }
+
+// recordAck adds Stream-Extensions and the record range [start, next) of a create or
+// append on a JSON stream (extension §6.3).
+func (r Result) recordAck(st *stream, start, next uint64) Result {
+	if st.isJSON() {
+		r.Extensions, r.RecordStart, r.RecordNext = true, u64Ptr(start), u64Ptr(next)
+	}
+	return r
+}
+
+// recordBounds adds Stream-Extensions, F and N on a JSON stream (extension §6.5, §6.10).
+func (r Result) recordBounds(st *stream) Result {
+	if st.isJSON() {
+		r.Extensions, r.RecordFirst, r.RecordNext = true, u64Ptr(st.recordFirst()), u64Ptr(st.recordNext())
+	}
+	return r
+}
+
+// advertise adds Stream-Extensions on a JSON stream (extension §6, D5).
+func (r Result) advertise(st *stream) Result {
+	r.Extensions = r.Extensions || st.isJSON()
+	return r
 }
 
 // ProducerAck is the producer state a successful append reports (B-5.2.1-04).

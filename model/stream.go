@@ -24,6 +24,7 @@ type stream struct {
 	closer    *Producer // the producer tuple that closed the stream (B-5.2.1-09, A-09)
 	streamSeq *string   // last Stream-Seq recorded
 	producers map[string]ProducerState
+	receipts  map[string]recordRange // record ranges of accepted producer requests (JSON streams)
 
 	attrs []byte // normalized attribute object; nil: none (extension §5)
 
