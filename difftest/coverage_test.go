@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dsd-project/dsd/model"
 )
@@ -26,6 +27,7 @@ func TestGeneratorCoverage(t *testing.T) {
 			var res model.Result
 			before := s
 			s, res = s.Apply(c, now)
+			forkCoverage(seen, c, res, before, s, now)
 			if r, ok := c.(model.SetRetention); ok && res.Status == 204 && r.Record != nil {
 				seen["RETAIN 204 by record"]++
 			}
@@ -80,6 +82,12 @@ func TestGeneratorCoverage(t *testing.T) {
 		"GET-REC 410 RECORD_GONE", "POST 412 RECORD_MISMATCH", "POST 400 INVALID_RECORD_PARAMS",
 		"PUT-SNAP 400 RECORD_BEYOND_TAIL", "RETAIN 400 RECORD_BEYOND_TAIL", "RETAIN 204 by record",
 		"POST 204 duplicate of an older seq with records",
+		// Forks (B-4.2).
+		"FORK 201 ", "FORK 201 sub-offset", "FORK 201 JSON", "FORK 200 ", "FORK 409 CONFIG_MISMATCH",
+		"FORK 404 FORK_SOURCE_NOT_FOUND", "FORK 409 FORK_SOURCE_DELETED", "FORK 400 INVALID_FORK",
+		"FORK 400 OFFSET_BEYOND_TAIL", "FORK 400 OFFSET_NOT_ALIGNED", "FORK 409 CONTENT_TYPE_MISMATCH",
+		"FORK 410 OFFSET_GONE", "PUT 409 STREAM_SOFT_DELETED", "GET 410 STREAM_GONE", "HEAD 410 STREAM_GONE",
+		"POST 410 STREAM_GONE", "DELETE 410 STREAM_GONE", "DELETE 204 soft", "DELETE 204 cascade",
 	}
 	for _, k := range want {
 		if seen[k] == 0 {
@@ -89,6 +97,33 @@ func TestGeneratorCoverage(t *testing.T) {
 	if t.Failed() || testing.Verbose() {
 		for _, k := range slices.Sorted(maps.Keys(seen)) {
 			t.Logf("%6d %s", seen[k], k)
+		}
+	}
+}
+
+// forkCoverage tallies fork outcomes (B-4.2) under "FORK ..." and the kinds of deletes.
+func forkCoverage(seen map[string]int, c model.Command, res model.Result, before, after model.State, now time.Time) {
+	switch c := c.(type) {
+	case model.CreateStream:
+		if c.ForkedFrom == nil {
+			return
+		}
+		key := fmt.Sprintf("FORK %d %s", res.Status, model.ErrorCode(res.Err))
+		seen[key]++
+		if res.Status == 201 && c.ForkSubOffset != nil && *c.ForkSubOffset != "0" {
+			seen["FORK 201 sub-offset"]++
+		}
+		if res.Status == 201 && res.Extensions {
+			seen["FORK 201 JSON"]++
+		}
+	case model.DeleteStream:
+		if res.Status != 204 {
+			return
+		}
+		if len(after.Streams()) == len(before.Streams()) {
+			seen["DELETE 204 soft"]++
+		} else if len(after.Streams()) < len(before.Streams())-1 {
+			seen["DELETE 204 cascade"]++
 		}
 	}
 }

@@ -2,6 +2,7 @@ package difftest
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dsd-project/dsd/engine"
@@ -157,7 +158,39 @@ func parseCreate(c model.CreateStream, now time.Time) (engine.CreateRequest, err
 		req.Attrs = a
 	}
 	req.Body = c.Body
-	return req, nil
+	f, err := parseFork(c)
+	req.Fork = f
+	return req, err
+}
+
+// parseFork mirrors httpd's fork header parsing (B-4.2-01..03, B-4.2-13, A-23).
+func parseFork(c model.CreateStream) (*engine.ForkRequest, error) {
+	if c.ForkedFrom == nil {
+		if c.ForkOffset != nil || c.ForkSubOffset != nil {
+			return nil, model.ErrBadForkRequest
+		}
+		return nil, nil
+	}
+	src, ok := model.ParseForkSource(*c.ForkedFrom)
+	if !ok || src.Bucket != c.Stream.Bucket {
+		return nil, model.ErrBadForkRequest
+	}
+	f := &engine.ForkRequest{Source: src, SourcePath: *c.ForkedFrom}
+	if c.ForkOffset != nil {
+		o, err := model.ParseOffset(strings.TrimSpace(*c.ForkOffset))
+		if err != nil {
+			return nil, model.ErrBadForkRequest
+		}
+		f.Offset = &o
+	}
+	if c.ForkSubOffset != nil {
+		n, ok := model.ParseSubOffset(*c.ForkSubOffset)
+		if !ok || (n > 0 && c.ForkOffset == nil) {
+			return nil, model.ErrBadForkRequest
+		}
+		f.SubOffset = n
+	}
+	return f, nil
 }
 
 func (t EngineTarget) append(c model.AppendStream) Observation {

@@ -57,6 +57,7 @@ type generator struct {
 	now    time.Time
 	script Script
 	prod   map[string]prodGuess // by stream key + producer id: last acknowledged state
+	forks  []model.CreateStream // fork requests made so far, to repeat (B-4.2-07)
 	// jsonFocus makes (most) new streams application/json: a quarter of the scripts
 	// dwell on record coordinates (extension §6).
 	jsonFocus bool
@@ -182,6 +183,9 @@ func (g *generator) create() model.CreateStream {
 	if g.chance(20) {
 		c.Attrs = model.Str(g.attrsDoc(c.Stream))
 	}
+	if g.chance(22) {
+		return g.fork(c)
+	}
 	return c
 }
 
@@ -264,10 +268,10 @@ func (g *generator) producer(c *model.AppendStream) {
 	if !known {
 		seq = 0
 	}
-	switch g.pick(16) {
+	switch g.pick(17) {
 	case 0, 1:
 		seq = p.seq // retry
-	case 14, 15:
+	case 14, 15, 16:
 		seq = p.seq - min(p.seq, uint64(1+g.pick(3))) // retry of an older seq
 	case 2:
 		seq = p.seq + 2 // gap

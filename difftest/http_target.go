@@ -45,6 +45,9 @@ func Request(cmd model.Command) *http.Request {
 		set("Stream-Expires-At", c.ExpiresAt)
 		set("Stream-Closed", c.Closed)
 		set("Stream-Attrs", c.Attrs)
+		set("Stream-Forked-From", c.ForkedFrom)
+		set("Stream-Fork-Offset", c.ForkOffset)
+		set("Stream-Fork-Sub-Offset", c.ForkSubOffset)
 	case model.AppendStream:
 		method, path, body = http.MethodPost, streamPath(c.Stream), c.Body
 		set("Content-Type", c.ContentType)

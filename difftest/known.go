@@ -33,11 +33,14 @@ func (t *Tolerated) Error() string {
 		t.Step, t.Want, t.Got)
 }
 
-// KnownIssues lists the open discrepancies a sequential script can meet. Fixed ones
-// leave the list and keep their regression test: KI-1 (bucket counts included expired
-// streams) was fixed in 5c49ed9, see TestExpiredStreamsLeaveTheBucketEmpty. KI-5
-// (bootstrap ahead of reads) needs concurrency: see linearizability/known_test.go.
-var KnownIssues = []KnownIssue{ki6}
+// KnownIssues lists the open discrepancies a random script can meet. Fixed ones leave
+// the list and keep their regression test: KI-1 (bucket counts included expired
+// streams) was fixed in 5c49ed9, see TestExpiredStreamsLeaveTheBucketEmpty. Open ones
+// that random scripts cannot meet have a regression test only: KI-5 (bootstrap ahead of
+// reads) needs concurrency (linearizability/known_test.go); KI-7 needs the first
+// request after a forked stream expired to meet the unswept state, which random scripts
+// with forks never do (settleExpiry).
+var KnownIssues = []KnownIssue{ki6, ki8}
 
 // known returns the known issue explaining a difference, if any.
 func known(issues []KnownIssue, cmd model.Command, want, got Observation) (KnownIssue, bool) {
@@ -67,5 +70,34 @@ var ki6 = KnownIssue{
 		fixed.Header = maps.Clone(got.Header)
 		fixed.Header[hRecStart] = want.Header[hRecStart]
 		return want.Diff(fixed) == ""
+	},
+}
+
+// ki7: a stream that expires while forks reference it answers its first request after
+// expiry as if it were gone; only from then on is it soft-deleted.
+var ki7 = KnownIssue{
+	ID:  "KI-7",
+	Req: "A-14 (an expired stream with forks becomes soft-deleted, 410), A-23, B-4.2-10",
+	Summary: "the first request to a fork source after its TTL or Expires-At ran out answers 404 " +
+		"STREAM_NOT_FOUND (a fork from it 404 FORK_SOURCE_NOT_FOUND) instead of 410 STREAM_GONE (409 " +
+		"FORK_SOURCE_DELETED); the stream is soft-deleted by that request and later ones answer 410",
+	Match: func(cmd model.Command, want, got Observation) bool {
+		return (want.Code == model.ErrStreamGone.Code && got.Code == model.ErrStreamNotFound.Code) ||
+			(want.Code == model.ErrForkSourceGone.Code && got.Code == model.ErrForkSourceMiss.Code)
+	},
+}
+
+// ki8: a sub-offset at an anchor inside a fork's inherited part of a JSON append unit
+// reaches into the fork's own first append.
+var ki8 = KnownIssue{
+	ID:  "KI-8",
+	Req: "A-22, B-4.2-14 (the limit is what remains of the append unit, one POST/PUT body, containing the anchor)",
+	Summary: "forking a fork F1 at an anchor inside the JSON append unit F1 inherited cut short, with a " +
+		"sub-offset larger than what F1 inherited of that unit, succeeds: the prefix continues into F1's " +
+		"own first append instead of the request being refused (400 INVALID_FORK)",
+	Match: func(cmd model.Command, want, got Observation) bool {
+		c, ok := cmd.(model.CreateStream)
+		return ok && c.ForkSubOffset != nil && want.Code == model.ErrBadForkRequest.Code && got.Code == "" &&
+			(got.Status == 201 || got.Status == 0)
 	},
 }

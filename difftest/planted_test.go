@@ -30,6 +30,9 @@ var plantedStores = []plantedStore{
 	{"dedup-reports-the-current-record-range", func(s httpd.Store) httpd.Store { return dedupRange{s} }},
 	{"record-match-ignored", func(s httpd.Store) httpd.Store { return noRecordMatch{s} }},
 	{"head-record-first-stays-zero", func(s httpd.Store) httpd.Store { return headFirstZero{s} }},
+	{"fork-ignores-sub-offset", func(s httpd.Store) httpd.Store { return forkNoSub{s} }},
+	{"fork-at-the-tail-whatever-the-offset", func(s httpd.Store) httpd.Store { return forkAtTail{s} }},
+	{"soft-deleted-reads-as-missing", func(s httpd.Store) httpd.Store { return goneAsMissing{s} }},
 }
 
 const plantedScripts = 400
@@ -172,4 +175,39 @@ func (s headFirstZero) Head(k model.StreamKey) (engine.StreamInfo, error) {
 	info, err := s.Store.Head(k)
 	info.RecordFirst = 0
 	return info, err
+}
+
+// forkNoSub ignores Stream-Fork-Sub-Offset (B-4.2-03, B-4.2-14).
+type forkNoSub struct{ httpd.Store }
+
+func (s forkNoSub) Create(k model.StreamKey, req engine.CreateRequest) (engine.CreateResult, error) {
+	if req.Fork != nil {
+		f := *req.Fork
+		f.SubOffset = 0
+		req.Fork = &f
+	}
+	return s.Store.Create(k, req)
+}
+
+// forkAtTail forks at the source's tail whatever Stream-Fork-Offset says (B-4.2-02).
+type forkAtTail struct{ httpd.Store }
+
+func (s forkAtTail) Create(k model.StreamKey, req engine.CreateRequest) (engine.CreateResult, error) {
+	if req.Fork != nil && req.Fork.SubOffset == 0 {
+		f := *req.Fork
+		f.Offset = nil
+		req.Fork = &f
+	}
+	return s.Store.Create(k, req)
+}
+
+// goneAsMissing answers reads of a soft-deleted stream 404 instead of 410 (B-4.2-10).
+type goneAsMissing struct{ httpd.Store }
+
+func (s goneAsMissing) Read(k model.StreamKey, req engine.ReadRequest) (engine.ReadResult, error) {
+	res, err := s.Store.Read(k, req)
+	if errors.Is(err, model.ErrStreamGone) {
+		err = model.ErrStreamNotFound
+	}
+	return res, err
 }

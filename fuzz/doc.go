@@ -12,6 +12,7 @@
 //	FuzzAttrsNormalize         attribute normaliser: idempotent, order-insensitive, ≤ 16 KiB (ext §5.1)
 //	FuzzBootstrapMultipart     hostile payloads come back byte-exact from /bootstrap (ext §3.2, D5)
 //	FuzzRecordRead             record-aware read parameters: model, engine and httpd agree (ext §6.6)
+//	FuzzForkHeaders            fork headers: model, engine and httpd agree (B-4.2, A-22, A-23)
 //	FuzzHTTPHandler            any request through httpd: never a 5xx, never a panic
 //	FuzzModelVsEngine          command scripts on the model, the engine and httpd agree
 //

@@ -42,6 +42,11 @@ type Client interface {
 	// every retained record (following Stream-Record-Next across chunks), "now" the
 	// empty read at N. Len, Digest and Msgs summarize the records' canonical bytes.
 	RecordRead(stream, which string) Output
+	// Fork creates stream as a fork of source at offset token offset (B-4.2), with no
+	// Content-Type (inherited) and no body.
+	Fork(stream, source, offset string) Output
+	// Delete sends DELETE (B-5.4).
+	Delete(stream string) Output
 	// LiveModes names the live-read modes Follow supports.
 	LiveModes() []string
 	// Follow runs a live reader of stream from -1 until EOF or until ctx ends, sometimes

@@ -8,8 +8,20 @@
 // recording habits: monotonic timestamps, no overlapping operations per client, a fresh
 // client id after a write whose outcome is unknown). Operations are create, append
 // (unique bodies; producer triples; Stream-Seq; close), read from -1 (summarized by
-// length and a composable content Digest, s2-verification style) and HEAD. Live readers
-// (long-poll and SSE over HTTP, Wait at the engine level) follow every stream until EOF.
+// length and a composable content Digest, s2-verification style) and HEAD, and the
+// extensions: append-batch (each frame an append, one operation per request),
+// snapshots, retention, snapshot reads and /bootstrap (snapshot and retention
+// registers; reads from -1 start at the retention boundary), JSON record coordinates
+// (record counters: ordinals contiguous and never reused, N - F retained messages;
+// Stream-Record-Match; record-aware reads), and forks (a fork at an explicit offset
+// starts with the content its source had there; its source, deleted, is soft-deleted).
+// Streams have roles (roles.go); live readers (long-poll and SSE over HTTP, Wait at the
+// engine level) follow the plain streams until EOF.
+//
+// Offsets stay opaque: the model knows the position of the tokens it was given with a
+// known content (the tail's, the visible snapshot's, the retention boundary's, a fork
+// point read just before), so the workload names only those; snapshot and retention
+// requests run with no other write in flight on their stream.
 //
 // Check validates a History as a pipeline: recording assumptions; linearizability
 // (Model, partitioned per stream; writes with unknown outcomes return at math.MaxInt64;

@@ -210,6 +210,10 @@ func errorOutput(err error) Output {
 		return Output{Status: 404}
 	case errors.Is(err, model.ErrStreamGone):
 		return Output{Status: 410}
+	case errors.Is(err, model.ErrStreamDeletedPut), errors.Is(err, model.ErrForkSourceGone):
+		return Output{Status: 409}
+	case errors.Is(err, model.ErrForkSourceMiss):
+		return Output{Status: 404}
 	}
 	return Output{Error: fmt.Sprintf("engine: %v", err)}
 }

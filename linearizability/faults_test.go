@@ -258,3 +258,30 @@ func (s *recordsOverlap) Append(k model.StreamKey, req engine.AppendRequest) (en
 	}
 	return res, err
 }
+
+// forkAtTail forks at the source's current tail, not at Stream-Fork-Offset: the fork
+// takes in source appends made after the offset the client asked for (B-4.2-02,
+// B-4.2-18).
+type forkAtTail struct{ httpd.Store }
+
+func (s forkAtTail) Create(k model.StreamKey, req engine.CreateRequest) (engine.CreateResult, error) {
+	if req.Fork != nil {
+		f := *req.Fork
+		f.Offset = nil
+		req.Fork = &f
+	}
+	return s.Store.Create(k, req)
+}
+
+// softDeleteIsHard hard-deletes a stream its forks still reference: the fork keeps its
+// data (dsd's engine stores it), but the source's path answers 404 instead of 410 and
+// takes a new stream (B-4.2-10).
+type softDeleteIsHard struct{ httpd.Store }
+
+func (s softDeleteIsHard) Read(k model.StreamKey, req engine.ReadRequest) (engine.ReadResult, error) {
+	res, err := s.Store.Read(k, req)
+	if errors.Is(err, model.ErrStreamGone) {
+		err = model.ErrStreamNotFound
+	}
+	return res, err
+}

@@ -3,6 +3,7 @@ package linearizability
 import (
 	"context"
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -214,9 +215,10 @@ func writeFixtures(t *testing.T) {
 	for name, h := range handWritten() {
 		writeHistory(t, name, h)
 	}
-	cfg := Config{Clients: 8, Ops: 120, Streams: 2, Seed: 42, Prefix: "fx", LiveTimeout: 20 * time.Second}
+	cfg := Config{Clients: 8, Ops: 160, Streams: 3, Seed: 42, LiveTimeout: 20 * time.Second}
 	record := func(name string, store httpd.Store, wantOK bool) {
 		for attempt := 0; attempt < 20; attempt++ {
+			cfg.Prefix = fmt.Sprintf("fx%d", attempt) // fresh streams: the last run soft-deleted its forked ones
 			run, err := Record(context.Background(), EngineClient{Store: store, Bucket: "fixtures-" + name}, cfg)
 			if err != nil {
 				t.Fatal(err)

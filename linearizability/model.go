@@ -54,6 +54,10 @@ type State struct {
 	Recs     uint64
 	RetRecs  uint64
 	SnapRecs uint64
+
+	// SoftDeleted: deleted while a fork references it (B-4.2-10); the content stays (the
+	// fork reads it) and every request answers 410, PUT 409.
+	SoftDeleted bool
 }
 
 // Model is the porcupine model of a set of streams, partitioned by stream: each stream's
@@ -110,6 +114,9 @@ func partition(ops []porcupine.Operation) [][]porcupine.Operation {
 // Step is the sequential specification: whether out is a possible response to in from
 // state s, and the state after it.
 func Step(s State, in Input, out Output) (bool, State) {
+	if s.SoftDeleted {
+		return stepGone(s, in, out)
+	}
 	switch in.Kind {
 	case OpCreate:
 		return stepCreate(s, in, out)
@@ -156,6 +163,10 @@ func Step(s State, in Input, out Output) (bool, State) {
 		return stepBootstrap(s, in, out)
 	case OpRecordRead:
 		return stepRecordRead(s, in, out)
+	case OpFork:
+		return stepFork(s, in, out)
+	case OpDelete:
+		return stepDelete(s, in, out)
 	}
 	return false, s
 }
@@ -416,9 +427,10 @@ func (s State) withProducer(id string, ps model.ProducerState, recStart, recNext
 
 func (s State) hash() uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%t%t%s%t%d%d%s\x00%s\x00%s\x00%s|%s|%d|%d|%s|%s|%d|%d|%d|%d|%d", s.Exists, s.Closed,
+	fmt.Fprintf(h, "%t%t%s%t%d%d%s\x00%s\x00%s\x00%s|%s|%d|%d|%s|%s|%d|%d|%d|%d|%d|%t", s.Exists, s.Closed,
 		s.Tail, s.TailExact, s.Len, s.Digest, s.StreamSeq, s.Closer, s.Producers, s.StartTok, s.SnapTok,
-		s.SnapLen, s.SnapDigest, s.SnapBlob, s.RetTok, s.RetLen, s.RetDigest, s.Recs, s.RetRecs, s.SnapRecs)
+		s.SnapLen, s.SnapDigest, s.SnapBlob, s.RetTok, s.RetLen, s.RetDigest, s.Recs, s.RetRecs, s.SnapRecs,
+		s.SoftDeleted)
 	return h.Sum64()
 }
 
@@ -448,6 +460,9 @@ func (s State) String() string {
 	}
 	if s.Recs > 0 {
 		out += fmt.Sprintf(" records=[%d,%d)", s.RetRecs, s.Recs)
+	}
+	if s.SoftDeleted {
+		out += " soft-deleted"
 	}
 	return out
 }

@@ -42,6 +42,13 @@ const (
 	// OpRecordRead is a record-aware read of a JSON stream (extension §6.6, §6.7): F, the
 	// range read, the records' canonical bytes as (length, digest, count), the tail.
 	OpRecordRead Kind = "recordread"
+	// OpFork is PUT {stream} with Stream-Forked-From: Input.Source and
+	// Stream-Fork-Offset: Input.Offset (B-4.2), whose inherited content the client read
+	// from the source just before (Input.InhLen, Input.InhDigest): 201, 200 or 409.
+	OpFork Kind = "fork"
+	// OpDelete is DELETE {stream} (B-5.4-01); Input.Forked says a fork references the
+	// stream, so it is soft-deleted (B-4.2-10).
+	OpDelete Kind = "delete"
 )
 
 // Producer is an idempotent producer triple (B-5.2.1).
@@ -70,6 +77,13 @@ type Input struct {
 	// Record selects a record-aware read (OpRecordRead): "tail" reads every retained
 	// record (tail_records larger than N), "now" the empty read at N (extension §6.6).
 	Record string `json:"record,omitempty"`
+	// Fork requests (OpFork): the source stream, and the length and digest of its content
+	// before Offset as the client read it.
+	Source    string `json:"source,omitempty"`
+	InhLen    uint64 `json:"inh_len,omitempty"`
+	InhDigest Digest `json:"inh_digest,omitempty"`
+	// Forked marks a delete of a stream that a fork references (OpDelete).
+	Forked bool `json:"forked,omitempty"`
 
 	// Derived by prepare: the body's canonical bytes (D3: on a JSON stream each
 	// flattened message as compact JSON and "\n") as digest and size, and its message
@@ -154,8 +168,11 @@ func (o Output) Unknown() bool { return o.Status == 0 }
 
 // IsWrite reports whether the operation can change the stream.
 func (in Input) IsWrite() bool {
-	return in.Kind == OpCreate || in.Kind == OpAppend || in.Kind == OpBatch || in.Kind == OpSnapshot ||
-		in.Kind == OpRetain
+	switch in.Kind {
+	case OpCreate, OpAppend, OpBatch, OpSnapshot, OpRetain, OpFork, OpDelete:
+		return true
+	}
+	return false
 }
 
 func u64p(v uint64) *uint64 { return &v }
@@ -166,6 +183,13 @@ func (in Input) String() string {
 		return fmt.Sprintf("snapshot @%s %q", shortToken(in.Offset), clipBody(in.Body))
 	case OpRetain:
 		return "retain @" + shortToken(in.Offset)
+	case OpFork:
+		return fmt.Sprintf("fork of %s @%s (inherits len=%d)", in.Source, shortToken(in.Offset), in.InhLen)
+	case OpDelete:
+		if in.Forked {
+			return "delete (forked)"
+		}
+		return "delete"
 	case OpAppend:
 		s := "append"
 		if in.Body == "" {

@@ -22,6 +22,8 @@ var planted = []plantedCase{
 	{"batch-drops-a-frame", func(s httpd.Store) httpd.Store { return &batchDrop{Store: s} }},
 	{"snapshot-acked-not-stored", func(s httpd.Store) httpd.Store { return &lostSnapshot{Store: s} }},
 	{"record-ranges-overlap", func(s httpd.Store) httpd.Store { return &recordsOverlap{Store: s} }},
+	{"fork-at-the-current-tail", func(s httpd.Store) httpd.Store { return forkAtTail{s} }},
+	{"soft-deleted-source-reads-as-missing", func(s httpd.Store) httpd.Store { return softDeleteIsHard{s} }},
 }
 
 // plantedConfig is small but dense: three streams (the middle one with snapshots), eight

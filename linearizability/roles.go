@@ -21,6 +21,10 @@ const (
 	// snapshots and retention move F, and record-aware reads and Stream-Record-Match
 	// appends join the snapshot operations.
 	roleJSON
+	// roleFork streams are forks of a plain stream (B-4.2), made during the run at an
+	// explicit offset; afterwards they get the plain streams' operations. After the run
+	// their source is deleted (soft: the fork references it, B-4.2-10).
+	roleFork
 )
 
 // roleOf assigns roles in turn: plain, snapshot, JSON, plain, ... (all plain when the

@@ -99,3 +99,25 @@ func TestStepRecords(t *testing.T) {
 	step(t, s, rr, Output{Status: 200, Offset: tok(8), Len: 8, Digest: DigestOf([]byte(content)), Msgs: 2,
 		RecFirst: u64p(0), RecStart: u64p(0), RecNext: u64p(2)}, true)
 }
+
+// A fork starts with the content its source had before the fork point and then only
+// gets its own appends; its source, deleted, answers 410 (409 to PUT).
+// Spec: B-4.2-02, B-4.2-10, B-4.2-18.
+func TestStepForkAndSoftDelete(t *testing.T) {
+	fork := Input{Kind: OpFork, Stream: "f", Source: "s", Offset: tok(3), InhLen: 3, InhDigest: DigestOf([]byte("abc"))}
+	step(t, State{}, fork, Output{Status: 201, Offset: tok(5)}, false)
+	f := step(t, State{}, fork, Output{Status: 201, Offset: tok(3)}, true)
+	step(t, f, fork, Output{Status: 200, Offset: tok(3)}, true)
+	f = step(t, f, Input{Kind: OpAppend, Stream: "f", Body: "x"}, Output{Status: 204, Offset: tok(4)}, true)
+	step(t, f, Input{Kind: OpRead, Stream: "f"}, readOut("abcx", false), true)
+	step(t, f, Input{Kind: OpRead, Stream: "f"}, readOut("abcdx", false), false)
+
+	s := created(t)
+	s = step(t, s, appendIn("s", "abc"), Output{Status: 204, Offset: tok(3)}, true)
+	gone := step(t, s, Input{Kind: OpDelete, Stream: "s", Forked: true}, Output{Status: 204}, true)
+	step(t, gone, Input{Kind: OpRead, Stream: "s"}, Output{Status: 410}, true)
+	step(t, gone, Input{Kind: OpRead, Stream: "s"}, Output{Status: 404}, false)
+	step(t, gone, create("s"), Output{Status: 409}, true)
+	hard := step(t, s, Input{Kind: OpDelete, Stream: "s"}, Output{Status: 204}, true)
+	step(t, hard, Input{Kind: OpRead, Stream: "s"}, Output{Status: 404}, true)
+}

@@ -114,6 +114,7 @@ func Record(ctx context.Context, client Client, cfg Config) (Run, error) {
 			closeAt: int64(float64(cfg.Ops) * (0.5 + 0.45*float64(i+1)/float64(cfg.Streams+1)))}
 		w.streams = append(w.streams, sp)
 	}
+	w.planForks()
 	var wg sync.WaitGroup
 	for c := 0; c < cfg.Clients; c++ {
 		wg.Add(1)
@@ -121,7 +122,9 @@ func Record(ctx context.Context, client Client, cfg Config) (Run, error) {
 			defer wg.Done()
 			cr := rec.Client()
 			for _, s := range w.streams {
-				cr.Do(Input{Kind: OpCreate, Stream: s.name}, func() Output { return client.Create(s.name) })
+				if s.role != roleFork {
+					cr.Do(Input{Kind: OpCreate, Stream: s.name}, func() Output { return client.Create(s.name) })
+				}
 			}
 		}(c)
 	}
@@ -145,6 +148,9 @@ func Record(ctx context.Context, client Client, cfg Config) (Run, error) {
 
 	final := rec.Client()
 	for _, s := range w.streams {
+		if s.role == roleFork && !s.forked.Load() {
+			continue // never created (or with an unknown outcome)
+		}
 		cr := final
 		cr.Do(Input{Kind: OpAppend, Stream: s.name, Close: true}, func() Output {
 			return client.Append(Input{Kind: OpAppend, Stream: s.name, Close: true})
@@ -166,8 +172,9 @@ func Record(ctx context.Context, client Client, cfg Config) (Run, error) {
 	})
 	run.History.Live = transcripts()
 	timer.Stop()
-	run.History.Ops = rec.Ops()
 	run.Errors = w.checkResume(run.History)
+	w.deleteForkedSources(final) // after the resumability checks, which read every source
+	run.History.Ops = rec.Ops()
 	return run, nil
 }
 
@@ -184,6 +191,13 @@ type streamPlan struct {
 
 	snapMu   sync.Mutex
 	lastBlob string // the last snapshot blob published (for idempotent republishing)
+
+	// Forks (roleFork): the source, when to fork it, and the fork request once made.
+	source    *streamPlan
+	forkAt    int64
+	forkTried atomic.Bool
+	forked    atomic.Bool // the fork request answered 201 or 200
+	forkIn    atomic.Pointer[Input]
 }
 
 type workload struct {
@@ -239,6 +253,14 @@ func (w *workload) clientLoop(ctx context.Context, c int) {
 			s.mu.Lock()
 			w.snapshotOp(cr, rng, s)
 			s.mu.Unlock()
+			continue
+		}
+		if s.role == roleFork && n >= s.forkAt && s.forkTried.CompareAndSwap(false, true) {
+			w.createFork(cr, s, body)
+			continue
+		}
+		if r >= 90 && s.role == roleFork {
+			w.shared(s, func() { w.repeatFork(cr, s) })
 			continue
 		}
 		if r >= 86 && r < 90 && s.role == roleJSON {
@@ -372,8 +394,8 @@ func (w *workload) startFollowers(ctx context.Context) func() []Transcript {
 	var wg sync.WaitGroup
 	n := 0
 	for _, s := range w.streams {
-		if s.role.snapshots() {
-			continue // retention may pass a lagging reader (410); bootstrap is the way back
+		if s.role.snapshots() || s.role == roleFork {
+			continue // retention may pass a lagging reader (410); forks are made later
 		}
 		for _, mode := range w.client.LiveModes() {
 			for f := 0; f < w.cfg.Followers; f++ {

@@ -1,5 +1,8 @@
-# Linearizability checks (issue 4). Both levels, bounded: LIN_CLIENTS concurrent clients and
-# LIN_OPS operations per history.
+# Linearizability checks (issue 4). Both levels, bounded: LIN_CLIENTS concurrent clients,
+# LIN_OPS operations per history over LIN_STREAMS streams (roles in turn: plain with a fork,
+# snapshots and retention, JSON with record coordinates, plain with a fork; see
+# linearizability/roles.go), with the extensions (append-batch, snapshots, retention,
+# bootstrap, records) and forks.
 #   engine level: Go tests in ./linearizability (engine API and dsd's handler in process,
 #                 planted bugs, lost responses, fixtures)
 #   HTTP level:   dslincheck against a fresh dsd (flat and bucketed surfaces), then the same
@@ -7,12 +10,13 @@
 # Reports of failing runs go to $(REPORT_DIR)/linearizability; the dsd runs always write theirs.
 
 LIN_CLIENTS    ?= 8
-LIN_OPS        ?= 2000
+LIN_OPS        ?= 10000
+LIN_STREAMS    ?= 8
 LIN_REPORT_DIR := $(REPORT_DIR)/linearizability
 # Extra dslincheck flags, e.g. --exclusive-conflicts to isolate a refusal-before-durability
 # bug (KI-2, fixed) from others.
 LIN_DSLINCHECK_FLAGS ?=
-LIN_RUN = "$(BIN)/dslincheck" --base-url "$$DS_BASE_URL" --clients $(LIN_CLIENTS) --ops $(LIN_OPS)
+LIN_RUN = "$(BIN)/dslincheck" --base-url "$$DS_BASE_URL" --clients $(LIN_CLIENTS) --ops $(LIN_OPS) --streams $(LIN_STREAMS)
 
 .PHONY: linearizability linearizability-engine linearizability-http linearizability-reports
 
@@ -24,7 +28,7 @@ linearizability-engine:
 	@mkdir -p $(LIN_REPORT_DIR)
 	@REPORT_DIR=$(REPORT_DIR) $(GO) test -count=1 -timeout 5m -v \
 	  -run '^(TestEngineLinearizability|TestHTTPLinearizability|TestPlantedBugs.*|TestLostResponsesAreNotViolations|TestFixtures|TestClosedRefusalWaitsForTheClose)$$' \
-	  ./linearizability -args -lin.ops=$(LIN_OPS) -lin.clients=$(LIN_CLIENTS) >$(LIN_REPORT_DIR)/engine.log 2>&1; \
+	  ./linearizability -args -lin.ops=$(LIN_OPS) -lin.clients=$(LIN_CLIENTS) -lin.streams=$(LIN_STREAMS) >$(LIN_REPORT_DIR)/engine.log 2>&1; \
 	  rc=$$?; grep -E '^(--- |ok|FAIL)|seed [0-9]+:|caught|violations|report:' $(LIN_REPORT_DIR)/engine.log \
 	    | grep -v -- '--- PASS: TestFixtures/'; \
 	  echo "(full log: $(LIN_REPORT_DIR)/engine.log)"; exit $$rc

@@ -94,9 +94,9 @@ func (s State) appendStream(c AppendStream, now time.Time) (State, Result) {
 	if err != nil {
 		return s, fail(StatusBadRequest, err)
 	}
-	s, st := s.live(c.Stream, now)
+	s, st, res := s.liveOrGone(c.Stream, now)
 	if st == nil {
-		return s, fail(StatusNotFound, ErrStreamNotFound)
+		return s, res
 	}
 	st = st.clone()
 	st.accessMs = now.UnixMilli()

@@ -84,13 +84,3 @@ func (s State) putAttrs(c PutAttrs, now time.Time) (State, Result) {
 	st.attrs = attrs
 	return s.withStream(c.Stream, st), Result{Status: StatusNoContent}.advertise(st)
 }
-
-// liveOrGone returns the live stream at key, or the response of a request that finds
-// none: 404 when it is missing or expired.
-func (s State) liveOrGone(key StreamKey, now time.Time) (State, *stream, Result) {
-	s, st := s.live(key, now)
-	if st == nil {
-		return s, nil, fail(StatusNotFound, ErrStreamNotFound)
-	}
-	return s, st, Result{}
-}

@@ -106,9 +106,9 @@ func (s State) appendBatch(c AppendBatch, now time.Time) (State, Result) {
 		}
 		return s, fail(status, err)
 	}
-	s, st := s.live(c.Stream, now)
+	s, st, res := s.liveOrGone(c.Stream, now)
 	if st == nil {
-		return s, fail(StatusNotFound, ErrStreamNotFound)
+		return s, res
 	}
 	st = st.clone()
 	st.accessMs = now.UnixMilli()

@@ -25,7 +25,7 @@ func (s State) createBucket(c CreateBucket) (State, Result) {
 
 // getBucket: GET /{bucket_id} (X-1.3-01): 400 invalid id, 404 missing, else 200 with the
 // number of streams in the bucket. Expired streams do not exist and are not
-// counted.
+// counted; soft-deleted ones are (they occupy their paths, B-4.2-10).
 func (s State) getBucket(c GetBucket, now time.Time) (State, Result) {
 	if !ValidBucketID(c.Bucket) {
 		return s, fail(StatusBadRequest, ErrBadBucketID)
@@ -37,7 +37,8 @@ func (s State) getBucket(c GetBucket, now time.Time) (State, Result) {
 }
 
 // deleteBucket: DELETE /{bucket_id}: 400 invalid id, 404 missing, 409 while it
-// holds a stream (X-1.5-01; an expired stream is no longer held, A-14), else 204.
+// holds a stream, soft-deleted ones included (X-1.5-01; an expired stream is no longer
+// held, A-14), else 204.
 func (s State) deleteBucket(c DeleteBucket, now time.Time) (State, Result) {
 	if !ValidBucketID(c.Bucket) {
 		return s, fail(StatusBadRequest, ErrBadBucketID)
@@ -48,22 +49,18 @@ func (s State) deleteBucket(c DeleteBucket, now time.Time) (State, Result) {
 	if s.liveStreams(c.Bucket, now) > 0 {
 		return s, fail(StatusConflict, ErrBucketNotEmpty)
 	}
-	for key := range s.streams {
-		if key.Bucket == c.Bucket {
-			s = s.withStream(key, nil) // expired leftovers go with the bucket
-		}
-	}
 	b := maps.Clone(s.buckets)
 	delete(b, c.Bucket)
 	s.buckets = b
 	return s, Result{Status: StatusNoContent}
 }
 
-// liveStreams counts the streams of bucket that have not expired at now.
-func (s State) liveStreams(bucket string, now time.Time) int {
+// liveStreams counts the streams bound in bucket: expired ones are gone (Apply has
+// applied expiry, A-14); soft-deleted ones still hold their paths (B-4.2-10) and count.
+func (s State) liveStreams(bucket string, _ time.Time) int {
 	n := 0
-	for key, st := range s.streams {
-		if key.Bucket == bucket && !st.expired(now) {
+	for key := range s.streams {
+		if key.Bucket == bucket {
 			n++
 		}
 	}

@@ -39,9 +39,9 @@ func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
 	if err != nil {
 		return s, fail(StatusBadRequest, err)
 	}
-	s, st := s.live(c.Stream, now)
+	s, st, res := s.liveOrGone(c.Stream, now)
 	if st == nil {
-		return s, fail(StatusNotFound, ErrStreamNotFound)
+		return s, res
 	}
 	st = st.clone()
 	st.accessMs = now.UnixMilli()
@@ -101,11 +101,11 @@ func (s State) headStream(c HeadStream, now time.Time) (State, Result) {
 	if err := checkKey(c.Stream); err != nil {
 		return s, fail(StatusBadRequest, err)
 	}
-	s, st := s.live(c.Stream, now)
+	s, st, res := s.liveOrGone(c.Stream, now)
 	if st == nil {
-		return s, fail(StatusNotFound, ErrStreamNotFound)
+		return s, res
 	}
-	res := Result{Status: StatusOK, ContentType: st.contentType, NextOffset: offsetPtr(st.tail()),
+	res = Result{Status: StatusOK, ContentType: st.contentType, NextOffset: offsetPtr(st.tail()),
 		Closed: st.closed, TTL: st.ttl}
 	if sn := st.snapshot; sn != nil {
 		res.Snapshot = sn.ref()
@@ -116,19 +116,4 @@ func (s State) headStream(c HeadStream, now time.Time) (State, Result) {
 		res.ExpiresAt = &t
 	}
 	return s, res
-}
-
-// deleteStream: DELETE {stream} (B-5.4-01): 400 for bad ids, 404 for a missing or expired
-// stream, else 204 and the stream, its data and its producer state are gone; a later PUT
-// creates a new incarnation. (Soft deletion of fork sources, B-4.2-10, comes with
-// forks.)
-func (s State) deleteStream(c DeleteStream, now time.Time) (State, Result) {
-	if err := checkKey(c.Stream); err != nil {
-		return s, fail(StatusBadRequest, err)
-	}
-	s, st := s.live(c.Stream, now)
-	if st == nil {
-		return s, fail(StatusNotFound, ErrStreamNotFound)
-	}
-	return s.withStream(c.Stream, nil), Result{Status: StatusNoContent}
 }

@@ -24,15 +24,19 @@ type GetBucket struct{ Bucket string }
 type DeleteBucket struct{ Bucket string }
 
 // CreateStream is PUT {stream} (B-5.1): Content-Type, Stream-TTL, Stream-Expires-At,
-// Stream-Closed and Stream-Attrs (extension §5.2) as sent, and the initial content.
+// Stream-Closed, Stream-Attrs (extension §5.2) and the fork headers Stream-Forked-From,
+// Stream-Fork-Offset, Stream-Fork-Sub-Offset (B-4.2) as sent, and the initial content.
 type CreateStream struct {
-	Stream      StreamKey
-	ContentType *string
-	TTL         *string
-	ExpiresAt   *string
-	Closed      *string
-	Attrs       *string
-	Body        []byte
+	Stream        StreamKey
+	ContentType   *string
+	TTL           *string
+	ExpiresAt     *string
+	Closed        *string
+	Attrs         *string
+	ForkedFrom    *string
+	ForkOffset    *string
+	ForkSubOffset *string
+	Body          []byte
 }
 
 // AppendStream is POST {stream} (B-5.2, B-5.2.1, B-5.3): an append, an append-and-close,
@@ -85,6 +89,9 @@ func (c CreateStream) Name() string {
 		show(c.TTL), show(c.ExpiresAt), show(c.Closed))
 	if c.Attrs != nil {
 		out += fmt.Sprintf(" attrs=%q", clip([]byte(*c.Attrs)))
+	}
+	if c.ForkedFrom != nil || c.ForkOffset != nil || c.ForkSubOffset != nil {
+		out += fmt.Sprintf(" fork=(%s,%s,%s)", show(c.ForkedFrom), show(c.ForkOffset), show(c.ForkSubOffset))
 	}
 	return out + fmt.Sprintf(" body=%q", clip(c.Body))
 }

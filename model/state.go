@@ -45,6 +45,7 @@ func (s State) Apply(cmd Command, now time.Time) (State, Result) {
 	if s.cfg.ReadChunkBytes <= 0 {
 		s.cfg.ReadChunkBytes = DefaultReadChunkBytes
 	}
+	s = s.settle(now)
 	switch c := cmd.(type) {
 	case CreateBucket:
 		return s.createBucket(c)
@@ -82,11 +83,11 @@ func (s State) Apply(cmd Command, now time.Time) (State, Result) {
 	panic(fmt.Sprintf("model: unknown command %T", cmd))
 }
 
-// Stream returns a view of the live stream at key as of now (expired streams do not
-// exist, A-14). It does not change s.
+// Stream returns a view of the live stream at key as of now: expired streams do not
+// exist and soft-deleted ones are not live (B-4.2-10). It does not change s.
 func (s State) Stream(key StreamKey, now time.Time) (StreamView, bool) {
-	st, ok := s.streams[key]
-	if !ok || st.expired(now) {
+	st, ok := s.settle(now).streams[key]
+	if !ok || st.softDeleted {
 		return StreamView{}, false
 	}
 	return st.view(), true
@@ -120,18 +121,19 @@ func (s State) withStream(key StreamKey, st *stream) State {
 	return s
 }
 
-// live returns the stream at key if it exists and has not expired at now. An expired
-// stream is removed from the returned state (A-14: expiry is applied lazily on every
-// access; it then answers 404 on every method and PUT re-creates it).
-func (s State) live(key StreamKey, now time.Time) (State, *stream) {
-	st, ok := s.streams[key]
-	if !ok {
-		return s, nil
+// liveOrGone returns the live stream at key, or the response of a request that finds
+// none: 404 when it is missing (or expired: Apply has applied expiry, A-14), 410
+// STREAM_GONE when it is soft-deleted (B-4.2-10: GET, HEAD, POST and DELETE, and the
+// extension resources of the stream).
+func (s State) liveOrGone(key StreamKey, _ time.Time) (State, *stream, Result) {
+	st := s.streams[key]
+	switch {
+	case st == nil:
+		return s, nil, fail(StatusNotFound, ErrStreamNotFound)
+	case st.softDeleted:
+		return s, nil, fail(StatusGone, ErrStreamGone)
 	}
-	if st.expired(now) {
-		return s.withStream(key, nil), nil
-	}
-	return s, st
+	return s, st, Result{}
 }
 
 // checkKey validates a stream URL's ids: a bad bucket id or stream id is 400

@@ -30,6 +30,10 @@ type stream struct {
 
 	retained Offset    // retention boundary: offsets below answer 410 (extension §2.2)
 	snapshot *snapshot // the visible snapshot (extension §2)
+
+	unitEnds    []uint64 // end offset of every append unit: sub-offset limits
+	fork        *forkOf  // what this stream was forked from; nil: not a fork (B-4.2)
+	softDeleted bool     // deleted while forks reference it (B-4.2-10)
 }
 
 // clone returns a shallow copy to change. Slices are shared but are only ever extended
@@ -47,6 +51,9 @@ func (st *stream) tail() Offset { return Offset(len(st.data)) }
 // appendUnit appends one append unit: the canonical bytes of its messages (for a
 // non-JSON stream, the body is one message; D3, B-9.1-01).
 func (st *stream) appendUnit(msgs [][]byte) {
+	if len(msgs) == 0 {
+		return
+	}
 	data := slices.Clip(st.data)
 	ends := slices.Clip(st.msgEnds)
 	for _, m := range msgs {
@@ -54,6 +61,7 @@ func (st *stream) appendUnit(msgs [][]byte) {
 		ends = append(ends, uint64(len(data)))
 	}
 	st.data, st.msgEnds = data, ends
+	st.unitEnds = append(slices.Clip(st.unitEnds), uint64(len(data)))
 }
 
 // setProducer records a producer's state, copying the table first.
