@@ -16,7 +16,9 @@ import (
 var decisionAPI = map[string]bool{"State": true, "NewState": true, "Apply": true, "AdmitProducer": true,
 	"StreamSeqRegresses": true, "CreateStream": true, "AppendStream": true, "ReadStream": true,
 	"HeadStream": true, "DeleteStream": true, "CreateBucket": true, "GetBucket": true, "DeleteBucket": true,
-	"GetAttrs": true, "PutAttrs": true, "AppendBatch": true, "ParseBatchFrames": true, "AppendBatchFrame": true}
+	"GetAttrs": true, "PutAttrs": true, "AppendBatch": true, "ParseBatchFrames": true, "AppendBatchFrame": true,
+	"PublishSnapshot": true, "GetSnapshot": true, "DeleteSnapshot": true, "SetRetention": true, "Bootstrap": true,
+	"SnapshotDigest": true, "ParseRecordOrdinal": true, "ParseForkSource": true, "ParseSubOffset": true}
 
 // The engine and httpd use the model's vocabulary only, never its decisions.
 func TestEngineAndHTTPDoNotUseTheStateMachine(t *testing.T) {
