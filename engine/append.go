@@ -140,9 +140,18 @@ func (e *Engine) liveForWrite(s *stream, now time.Time) error {
 		return model.ErrStreamGone
 	case s.m.expired(now, s.access.Load()) && s.live.Load() == 0:
 		e.expireAsync(s)
-		return model.ErrStreamNotFound
+		return expiredErr(s.m)
 	}
 	return nil
+}
+
+// expiredErr is what a request to an expired stream gets: 404, or 410 when forks still
+// reference it, since expiring it makes it soft-deleted (A-14, A-23, B-4.2-10).
+func expiredErr(m *streamMeta) error {
+	if m.Refs > 0 {
+		return model.ErrStreamGone
+	}
+	return model.ErrStreamNotFound
 }
 
 // appendToClosed answers a POST to a closed stream (A-07 step 3, B-5.2-07, B-5.2.1-09).
@@ -153,13 +162,12 @@ func (e *Engine) appendToClosed(s *stream, req *AppendRequest, res AppendResult)
 		return res, nil, s.lastLSN, nil
 	}
 	if p := req.Producer; p != nil {
-		if m.Closer != nil && *m.Closer == *p {
-			res.Outcome = Duplicate
-			return res, nil, s.lastLSN, nil
-		}
 		st, err := e.producer(s, p.ID)
 		if err != nil {
 			return res, nil, 0, err
+		}
+		if m.Closer != nil && *m.Closer == *p && st != nil {
+			return e.duplicateResult(s, st, p, res), nil, s.lastLSN, nil
 		}
 		if st != nil && p.Epoch < st.Epoch {
 			return res, nil, 0, &model.StaleEpochError{Current: st.Epoch}

@@ -34,11 +34,7 @@ func (e *Engine) OpenBootstrap(key model.StreamKey) (*Bootstrap, error) {
 	}
 	s.pins.Add(1)
 	b := &Bootstrap{e: e, s: s}
-	err = e.db.View(func(tx *bolt.Tx) error {
-		m, err := loadMeta(tx, s.sid)
-		if err != nil || m == nil {
-			return model.ErrStreamNotFound
-		}
+	err = e.withPublished(s, func(tx *bolt.Tx, m *streamMeta) error {
 		b.v, b.next, b.rec = m, m.RetainedFrom, m.RecordFirst
 		if m.Snapshot != nil {
 			b.next, b.rec = m.Snapshot.Offset, m.Snapshot.RecordAt

@@ -41,7 +41,7 @@ func (e *Engine) Delete(key model.StreamKey) error {
 	case s.m.expired(now, s.access.Load()) && s.live.Load() == 0:
 		err = e.expireLocked(s)
 		if err == nil {
-			err = model.ErrStreamNotFound
+			err = expiredErr(s.m)
 		}
 	default:
 		o, err = e.deleteLocked(s)

@@ -126,6 +126,9 @@ func forkableView(src *stream, now time.Time) (*streamMeta, error) {
 	case sv.SoftDeleted || src.m.SoftDeleted:
 		return nil, model.ErrForkSourceGone
 	case src.live.Load() == 0 && sv.expired(now, src.access.Load()):
+		if sv.Refs > 0 {
+			return nil, model.ErrForkSourceGone // expiring makes it soft-deleted
+		}
 		return nil, model.ErrForkSourceMiss
 	}
 	return sv, nil
@@ -198,10 +201,17 @@ func forkPrefix(tx *bolt.Tx, sv *streamMeta, anchor, n uint64) ([]cachedMsg, err
 	return out, nil
 }
 
-// unitAt returns the messages from off to the end of the append unit holding off.
+// unitAt returns the messages from off to the end of the append unit holding off, as
+// visible in sv (a unit inherited by a fork ends at the fork point).
 func unitAt(tx *bolt.Tx, sv *streamMeta, off uint64) ([]cachedMsg, error) {
 	var out []cachedMsg
-	for off < sv.Tail {
+	end := sv.Tail
+	for _, sg := range sv.segments() {
+		if off >= sg.From && off < sg.To {
+			end = sg.To // a fork point ends a unit: units never span segments
+		}
+	}
+	for off < end {
 		var m cachedMsg
 		err := scanSegments(tx, sv.segments(), off, sv.Tail, one, func(o uint64, val []byte) {
 			m = cachedMsg{off: o, buf: bytes.Clone(val)}

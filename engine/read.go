@@ -82,7 +82,7 @@ func (e *Engine) viewOf(s *stream, touch bool) (*streamMeta, error) {
 	now := e.now()
 	if s.live.Load() == 0 && v.expired(now, s.access.Load()) {
 		e.expireAsync(s)
-		return nil, model.ErrStreamNotFound
+		return nil, expiredErr(v)
 	}
 	if touch {
 		s.access.Store(now.UnixMilli())

@@ -166,11 +166,7 @@ func (e *Engine) Snapshot(key model.StreamKey, at *model.Offset) (StreamInfo, []
 	}
 	var info StreamInfo
 	var body []byte
-	err = e.db.View(func(tx *bolt.Tx) error {
-		m, err := loadMeta(tx, s.sid)
-		if err != nil || m == nil {
-			return model.ErrStreamNotFound
-		}
+	err = e.withPublished(s, func(tx *bolt.Tx, m *streamMeta) error {
 		if m.Snapshot == nil || (at != nil && uint64(*at) != m.Snapshot.Offset) {
 			return model.ErrSnapshotNotFound
 		}
