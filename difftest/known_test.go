@@ -45,10 +45,9 @@ func knownIssue(t *testing.T, k KnownIssue) {
 }
 
 // The retry of an append-and-close that created records gets that append's record
-// range back, like any deduplicated retry (regression test of KI-6, open).
+// range back, like any deduplicated retry (regression test of KI-6, fixed).
 // Spec: extension §6.3, B-5.2.1-09.
 func TestKI6ClosingRetryGetsItsRecordRange(t *testing.T) {
-	knownIssue(t, ki6)
 	h, err := OpenHarness(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -69,10 +68,9 @@ func TestKI6ClosingRetryGetsItsRecordRange(t *testing.T) {
 }
 
 // A stream that expires while a fork references it is soft-deleted: its next request
-// answers 410, and a fork of it 409 (regression test of KI-7, open). The fork keeps
+// answers 410, and a fork of it 409 (regression test of KI-7, fixed). The fork keeps
 // reading the data. Spec, B-4.2-10.
 func TestKI7ExpiredForkSourceIsSoftDeleted(t *testing.T) {
-	knownIssue(t, ki7)
 	h, err := OpenHarness(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -97,9 +95,8 @@ func TestKI7ExpiredForkSourceIsSoftDeleted(t *testing.T) {
 
 // A sub-offset counts only what remains of the append unit holding the anchor: on a
 // fork, the part of a JSON unit it inherited ends at its fork point, and its own first
-// append is another unit (regression test of KI-8, open). Spec: A-22, B-4.2-14.
+// append is another unit (regression test of KI-8, fixed). Spec: A-22, B-4.2-14.
 func TestKI8SubOffsetStaysInItsAppendUnit(t *testing.T) {
-	knownIssue(t, ki8)
 	h, err := OpenHarness(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

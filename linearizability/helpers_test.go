@@ -32,7 +32,7 @@ func testConfig() Config {
 		}
 	}
 	return Config{Clients: *flagClients, Ops: ops, Streams: *flagStreams, Seed: *flagSeed,
-		LiveTimeout: 20 * time.Second, ConcurrentBootstrap: knownIssues()}
+		LiveTimeout: 20 * time.Second, ConcurrentBootstrap: true}
 }
 
 // openEngine opens an engine in a temporary directory (NoSync: durability is not under

@@ -65,7 +65,7 @@ func TestClosedRefusalWaitsForTheClose(t *testing.T) {
 // fixed).
 func knownIssues() bool { return os.Getenv("DSD_KNOWN_ISSUES") == "1" }
 
-// ki5 is the open issue TestKI5BootstrapIsNeverAheadOfReads reproduces.
+// ki5 is the issue (fixed) TestKI5BootstrapIsNeverAheadOfReads reproduced.
 const ki5 = `KI-5 (X-2.1-02, X-3.3-02; extension §2.1, §3.3): /bootstrap reads the stream's committed
 storage state, which runs ahead of the published state that catch-up reads and HEAD
 serve while a commit is being published: a bootstrap can report a Stream-Next-Offset
@@ -76,11 +76,8 @@ tail 6516, then a read and a HEAD that started after it returned saw 6473).`
 // A client that bootstraps continues with an ordinary read from the returned
 // Stream-Next-Offset (§3.3), and nothing it reads afterwards is older than what the
 // bootstrap showed: bootstrap and reads use one consistent view (§2.1). Regression test
-// of KI-5 (open).
+// of KI-5 (fixed: bootstraps wait for the publication of what they read from storage).
 func TestKI5BootstrapIsNeverAheadOfReads(t *testing.T) {
-	if !knownIssues() {
-		t.Skip("open known issue, run with DSD_KNOWN_ISSUES=1:\n" + ki5)
-	}
 	store := httpd.EngineStore{Engine: openEngine(t)}
 	k := model.StreamKey{Bucket: "default", Stream: "ki5"}
 	if _, err := store.Create(k, engine.CreateRequest{ContentType: ContentType, MediaType: ContentType}); err != nil {

@@ -40,8 +40,8 @@ type Config struct {
 	// reveals had committed) from others; leave it off to test a server fully.
 	ExclusiveConflicts bool
 	// ConcurrentBootstrap runs /bootstrap requests alongside writes. Off, each runs with
-	// no write in flight on its stream, which keeps dsd's open KI-5 (a bootstrap can see
-	// a commit before reads do) from failing every run; turn it on to test a server fully.
+	// no write in flight on its stream: it isolates a bug like dsd's KI-5 (fixed: a
+	// bootstrap could see a commit before reads did) from others.
 	ConcurrentBootstrap bool
 	// BaseOnly leaves out the extension operations (append-batch, snapshots, retention,
 	// record coordinates, forks), for servers that implement only the base protocol.

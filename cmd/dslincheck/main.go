@@ -64,7 +64,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.staleTTL, "stale-ttl", time.Second, "how long --stale-proxy serves a cached read")
 	fs.BoolVar(&o.expectViolation, "expect-violation", false, "succeed only if every run or history is reported as violating")
 	fs.BoolVar(&o.base, "base-only", false, "leave out the extension operations (append-batch, snapshots, retention, records, forks): for servers of the base protocol only")
-	fs.BoolVar(&o.concurrentBootstrap, "concurrent-bootstrap", false, "run /bootstrap alongside writes (off: with no write in flight on its stream, while dsd's KI-5 is open)")
+	fs.BoolVar(&o.concurrentBootstrap, "concurrent-bootstrap", true, "run /bootstrap alongside writes (false: with no write in flight on its stream, to isolate a bootstrap bug)")
 	fs.BoolVar(&o.exclusive, "exclusive-conflicts", false, "run closes and Stream-Seq appends alone on their stream, to tell refusals sent before the write they reveal is durable from other bugs (weakens the check)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage:\n  dslincheck --base-url URL [flags]\n  dslincheck [flags] HISTORY.jsonl...\n\nFlags:\n")
