@@ -38,7 +38,7 @@ func (e *Engine) OpenBootstrap(key model.StreamKey) (*Bootstrap, error) {
 		b.v, b.next, b.rec = m, m.RetainedFrom, m.RecordFirst
 		if m.Snapshot != nil {
 			b.next, b.rec = m.Snapshot.Offset, m.Snapshot.RecordAt
-			b.Body = bytes.Clone(tx.Bucket(bktSnaps).Get(sidKey(s.sid)))
+			b.Body = bytes.Clone(tx.Bucket(bktSnaps).Get(snapKey(s.sid, m.Snapshot.Offset)))
 		}
 		return nil
 	})

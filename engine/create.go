@@ -203,7 +203,7 @@ func (e *Engine) queueCreate(m *streamMeta, b *bucketState, entries []cachedMsg,
 				return err
 			}
 			if m.Snapshot != nil {
-				if err := tx.Bucket(bktSnaps).Put(sidKey(sid), snapBody); err != nil {
+				if err := tx.Bucket(bktSnaps).Put(snapKey(sid, m.Snapshot.Offset), snapBody); err != nil {
 					return err
 				}
 			}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/dsd-project/dsd/model"
 )
@@ -257,9 +259,10 @@ func TestRetentionKeepsDataFileBounded(t *testing.T) {
 	}
 }
 
-// A bootstrap opened between a commit and its publication (its view read from storage is
-// ahead of the tail cache) still returns every message up to its Stream-Next-Offset.
-// Regression test of a conformance finding (X-3.2-01, X-3.4-03).
+// A bootstrap opened between a commit and its publication waits for the publication
+// (KI-5: it must not show readers a write before ordinary reads do), then returns every
+// message up to its Stream-Next-Offset, none missing from an older tail cache.
+// Regression test of conformance and linearizability findings (X-3.2-01, X-3.4-03).
 func TestBootstrapAheadOfTailCache(t *testing.T) {
 	te := newTestEngine(t)
 	te.mustCreate("bc", "text/plain", "start|")
@@ -274,15 +277,103 @@ func TestBootstrapAheadOfTailCache(t *testing.T) {
 	}()
 	<-held
 	te.pubHook.Store(nil)
-	b, err := te.OpenBootstrap(key("bc"))
-	if err != nil {
-		t.Fatal(err)
+	opened := make(chan *Bootstrap)
+	go func() {
+		b, err := te.OpenBootstrap(key("bc"))
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- b
+	}()
+	select {
+	case <-opened:
+		t.Fatal("bootstrap opened before the commit it reads was published")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	b := <-opened
+	<-done
+	if b == nil {
+		return
 	}
 	res, err := b.Next(1 << 20)
 	b.Close()
-	close(release)
-	<-done
 	if err != nil || string(res.Data) != "start|m000|" || res.Next != b.Info.Tail {
 		t.Fatalf("bootstrap read %q up to %v, view tail %v (%v)", res.Data, res.Next, b.Info.Tail, err)
+	}
+}
+
+// holdPublication blocks the committer between its next commit and that commit's
+// publication until release is called.
+func holdPublication(te *testEngine) (held <-chan struct{}, release func()) {
+	h, r := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func() { once.Do(func() { close(h); <-r }) }
+	te.pubHook.Store(&hook)
+	return h, func() { te.pubHook.Store(nil); close(r) }
+}
+
+// A snapshot publish is judged against the decided retention boundary: a retention that
+// is queued but not yet published still makes an older snapshot offset 410, so a
+// snapshot can never end up below the retained start (extension §2.2, §3.4).
+func TestSnapshotBelowQueuedRetention(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("sr", "text/plain", "abcd")
+	te.mustAppend("sr", "text/plain", "abcd")
+	te.mustAppend("sr", "text/plain", "abcd")
+	if _, err := publish(te, "sr", 8, "", "S8"); err != nil {
+		t.Fatal(err)
+	}
+	held, release := holdPublication(te)
+	retained := make(chan error, 1)
+	go func() {
+		_, err := te.SetRetention(key("sr"), Position{Offset: 8})
+		retained <- err
+	}()
+	<-held
+	published := make(chan error, 1)
+	go func() {
+		_, err := publish(te, "sr", 4, "", "S4")
+		published <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	release()
+	if err := <-retained; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-published; !errors.Is(err, model.ErrOffsetGone) {
+		t.Fatalf("snapshot below the queued retention: %v", err)
+	}
+}
+
+// A fork made while a newer source snapshot is committed but not yet published inherits
+// the published snapshot with its own body, never another snapshot's.
+func TestForkInheritsTheSnapshotItNames(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("fs", "text/plain", "abcd")
+	te.mustAppend("fs", "text/plain", "abcd")
+	te.mustAppend("fs", "text/plain", "abcd")
+	if _, err := publish(te, "fs", 4, "", "S4"); err != nil {
+		t.Fatal(err)
+	}
+	held, release := holdPublication(te)
+	go publish(te, "fs", 8, "", "S8")
+	<-held
+	forked := make(chan error, 1)
+	go func() {
+		_, err := te.Create(key("ff"), forkReq("fs", nil, 0))
+		forked <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	release()
+	if err := <-forked; err != nil {
+		t.Fatal(err)
+	}
+	info, body, err := te.Snapshot(key("ff"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if SnapshotDigest("application/octet-stream", body) != info.Snapshot.Digest {
+		t.Fatalf("fork snapshot at %v has body %q that does not match its digest", info.Snapshot.Offset, body)
 	}
 }

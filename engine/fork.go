@@ -70,7 +70,7 @@ func (e *Engine) createForkLocked(key model.StreamKey, b *bucketState, req *Crea
 			return err
 		}
 		if snap := sv.Snapshot; snap != nil && snap.Offset <= anchor {
-			snapBody = bytes.Clone(tx.Bucket(bktSnaps).Get(sidKey(sv.ID)))
+			snapBody = bytes.Clone(tx.Bucket(bktSnaps).Get(snapKey(sv.ID, snap.Offset)))
 		} else if sv.RetainedFrom > 0 {
 			return fmt.Errorf("%w: no snapshot covers the retained start before the fork point", model.ErrOffsetGone)
 		}

@@ -12,12 +12,13 @@ import "encoding/binary"
 //	data     sid | offset -> flags byte | message bytes   (one entry per message, D3)
 //	records  sid | ordinal -> offset                       (JSON streams, extension §6)
 //	prods    sid | producer id -> producerState (JSON)
-//	snaps    sid -> snapshot body                          (one visible snapshot per stream)
+//	snaps    sid | offset -> snapshot body                 (the visible snapshot; a superseded
+//	         one until its successor is published)
 //	trash    sid -> trashRecord (JSON): storage to free in the background
 //	trim     sid -> empty: data below the stream's retention boundary to free
 //	rcpts    sid | u16 len | producer id | epoch | seq -> end | record start | record next
 //	         (JSON streams: the acknowledgement of every accepted producer append)
-const formatVersion = "dsd-1"
+const formatVersion = "dsd-2"
 
 var (
 	bktSystem  = []byte("system")
@@ -67,6 +68,9 @@ func posKey(sid, pos uint64) []byte {
 func splitPosKey(k []byte) (sid, pos uint64) {
 	return binary.BigEndian.Uint64(k[:8]), binary.BigEndian.Uint64(k[8:16])
 }
+
+// snapKey is sid | offset: the key of a snapshot body.
+func snapKey(sid, off uint64) []byte { return posKey(sid, off) }
 
 // rcptKey is sid | u16 length | producer id | epoch | seq.
 func rcptKey(sid uint64, id string, epoch, seq uint64) []byte {

@@ -82,7 +82,10 @@ func (e *Engine) decideSnapshot(s *stream, req *SnapshotRequest, info *SnapshotI
 	if err := e.liveForWrite(s, e.now()); err != nil {
 		return nil, 0, err
 	}
-	off, rec, err := e.snapshotBoundary(s.vis, req.At)
+	// Committed data, decided retention: a retention queued before this publish counts.
+	bv := *s.vis
+	bv.RetainedFrom, bv.RecordFirst = s.m.RetainedFrom, s.m.RecordFirst
+	off, rec, err := e.snapshotBoundary(&bv, req.At)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -101,8 +104,13 @@ func (e *Engine) decideSnapshot(s *stream, req *SnapshotRequest, info *SnapshotI
 	nm.Snapshot = &snapshotMeta{Offset: off, ContentType: info.ContentType, Digest: info.Digest, Size: info.Size, RecordAt: rec}
 	sid, body := s.sid, req.Body
 	o := &op{s: s, after: nm,
-		write: func(tx *bolt.Tx) error { return tx.Bucket(bktSnaps).Put(sidKey(sid), body) },
-		pub:   func() { s.publish(nm, nil) }}
+		write: func(tx *bolt.Tx) error { return tx.Bucket(bktSnaps).Put(snapKey(sid, off), body) },
+		pub: func() {
+			s.publish(nm, nil)
+			if cur != nil {
+				e.retireSnapshot(s, cur.Offset)
+			}
+		}}
 	if err := e.q.push(o); err != nil {
 		return nil, 0, err
 	}
@@ -156,6 +164,23 @@ func (e *Engine) recordBoundary(v *streamMeta, r uint64) (off, rec uint64, err e
 	return off, r, err
 }
 
+// retireSnapshot deletes the body of a superseded snapshot once its successor is
+// published: until then a reader of the published view may still read it. It runs on the
+// committer after the publication and queues the delete, unless the offset is visible
+// again meanwhile.
+func (e *Engine) retireSnapshot(s *stream, off uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deleted || (s.m.Snapshot != nil && s.m.Snapshot.Offset == off) {
+		return
+	}
+	sid := s.sid
+	o := &op{write: func(tx *bolt.Tx) error { return tx.Bucket(bktSnaps).Delete(snapKey(sid, off)) }}
+	if e.q.push(o) == nil {
+		s.lastLSN = o.lsn
+	}
+}
+
 // Snapshot returns the visible snapshot, its body and the stream's metadata (extension
 // §2.3, §2.5). at, when non-nil, must name the visible snapshot's offset.
 // Errors: model.ErrStreamNotFound, model.ErrStreamGone, model.ErrSnapshotNotFound.
@@ -171,7 +196,7 @@ func (e *Engine) Snapshot(key model.StreamKey, at *model.Offset) (StreamInfo, []
 			return model.ErrSnapshotNotFound
 		}
 		info = m.info()
-		body = bytes.Clone(tx.Bucket(bktSnaps).Get(sidKey(s.sid)))
+		body = bytes.Clone(tx.Bucket(bktSnaps).Get(snapKey(s.sid, m.Snapshot.Offset)))
 		return nil
 	})
 	return info, body, err
@@ -205,7 +230,7 @@ func (e *Engine) DeleteSnapshot(key model.StreamKey, at model.Offset) error {
 	nm.Snapshot = nil
 	sid := s.sid
 	o := &op{s: s, after: nm,
-		write: func(tx *bolt.Tx) error { return tx.Bucket(bktSnaps).Delete(sidKey(sid)) },
+		write: func(tx *bolt.Tx) error { return tx.Bucket(bktSnaps).Delete(snapKey(sid, uint64(at))) },
 		pub:   func() { s.publish(nm, nil) }}
 	if err := e.q.push(o); err != nil {
 		s.mu.Unlock()

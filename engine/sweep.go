@@ -133,7 +133,7 @@ func (e *Engine) collectTrash() {
 // left and the trash entry is gone.
 func freeSID(tx *bolt.Tx, sid uint64, limit int) (finished bool, err error) {
 	n := 0
-	for _, name := range [][]byte{bktData, bktRecords, bktProds, bktRcpts} {
+	for _, name := range [][]byte{bktData, bktRecords, bktProds, bktRcpts, bktSnaps} {
 		c := tx.Bucket(name).Cursor()
 		prefix := sidKey(sid)
 		for k, _ := c.Seek(prefix); k != nil && len(k) >= 8 && getU64(k) == sid; k, _ = c.Seek(prefix) {
@@ -145,9 +145,6 @@ func freeSID(tx *bolt.Tx, sid uint64, limit int) (finished bool, err error) {
 			}
 			n++
 		}
-	}
-	if err := tx.Bucket(bktSnaps).Delete(sidKey(sid)); err != nil {
-		return false, err
 	}
 	return true, tx.Bucket(bktTrash).Delete(sidKey(sid))
 }
