@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -38,8 +39,13 @@ func (e *Engine) AppendBatch(key model.StreamKey, mediaType string, frames [][]b
 	parsed := make([][][]byte, len(frames))
 	parseErr := make([]error, len(frames))
 	if s.isJSON {
+		total := 0
 		for i, f := range frames {
 			parsed[i], parseErr[i] = model.FlattenJSON(f, false)
+			if total += len(parsed[i]); total > model.MaxMessagesPerRequest ||
+				errors.Is(parseErr[i], model.ErrTooManyMessages) {
+				return nil, true, model.ErrTooManyMessages
+			}
 		}
 	}
 	now := e.now()

@@ -53,11 +53,10 @@ func (e *Engine) ListStreams(bucket string, q ListQuery) (StreamList, error) {
 	err := e.db.View(func(tx *bolt.Tx) error {
 		c, meta := tx.Bucket(bktNames).Cursor(), tx.Bucket(bktMeta)
 		for k, v := c.Seek(seek); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			mv := meta.Get(v)
-			if mv == nil {
+			if meta.Get(v) == nil {
 				continue
 			}
-			m, err := decodeMeta(mv)
+			m, err := loadMeta(tx, getU64(v))
 			if err != nil {
 				return err
 			}

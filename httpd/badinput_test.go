@@ -56,6 +56,8 @@ func TestBadInputIsRejectedAndChangesNothing(t *testing.T) {
 		{"stream id too long", "PUT", "/v1/stream/" + strings.Repeat("x", 120), "", nil, 400, "INVALID_STREAM_ID"},
 		{"reserved streams id", "PUT", "/v1/stream/streams", "", nil, 400, "INVALID_STREAM_ID"},
 		{"list limit", "GET", "/default/streams?limit=0", "", nil, 400, "INVALID_QUERY"},
+		{"too many json messages", "POST", "/v1/stream/j", "[" + strings.Repeat("0,", 100_000) + "0]", []string{"Content-Type: application/json"}, 413, "TOO_MANY_MESSAGES"},
+		{"delete compat bucket", "DELETE", "/default", "", nil, 409, "BUCKET_RESERVED"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,4 +110,25 @@ func TestMethodAndReservedPaths(t *testing.T) {
 			t.Fatalf("PUT %s: %d %s", p, status(w), w.Body.String())
 		}
 	}
+}
+
+// After retention a read from -1 returns other bytes, so it gets another ETag: a cache
+// must not answer it with the trimmed representation.
+func TestETagFollowsRetention(t *testing.T) {
+	s := newTestServer(t)
+	s.do("PUT", "/v1/stream/e", "aaaa", "Content-Type: text/plain")
+	w := s.do("POST", "/v1/stream/e", "bbbb", "Content-Type: text/plain")
+	before := s.do("GET", "/v1/stream/e?offset=-1", "").Header().Get("ETag")
+	s.do("PUT", "/v1/stream/e/snapshot/0000000000000000_0000000000000004", "S")
+	if r := s.do("PUT", "/v1/stream/e/retention/0000000000000000_0000000000000004", ""); status(r) != 204 {
+		t.Fatalf("retention: %d %s", status(r), r.Body.String())
+	}
+	after := s.do("GET", "/v1/stream/e?offset=-1", "")
+	if after.Body.String() != "bbbb" || after.Header().Get("ETag") == before {
+		t.Fatalf("after retention: %q with ETag %s (before %s)", after.Body.String(), after.Header().Get("ETag"), before)
+	}
+	if r := s.do("GET", "/v1/stream/e?offset=-1", "", "If-None-Match: "+before); status(r) != 200 {
+		t.Fatalf("old ETag still validates: %d", status(r))
+	}
+	_ = w
 }

@@ -39,5 +39,5 @@ func bodyError(err error) error {
 	if errors.As(err, &mbe) {
 		return model.ErrTooLarge
 	}
-	return fmt.Errorf("%w: %v", model.ErrBadQuery, err)
+	return fmt.Errorf("%w: %v", model.ErrBadBody, err)
 }

@@ -36,6 +36,9 @@ func (h *Handler) getBucket(w http.ResponseWriter, r *http.Request, t target) er
 
 // deleteBucket deletes an empty bucket (extension §1.5).
 func (h *Handler) deleteBucket(w http.ResponseWriter, r *http.Request, t target) error {
+	if t.bucket == h.cfg.CompatBucket {
+		return model.ErrBucketReserved // the flat surface needs it (D1)
+	}
 	if err := h.store.DeleteBucket(t.bucket); err != nil {
 		return err
 	}

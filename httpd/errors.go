@@ -21,6 +21,7 @@ var statusOf = map[*model.Error]int{
 	model.ErrBadBucketID: 400, model.ErrBadStreamID: 400, model.ErrBadForkRequest: 400,
 	model.ErrBadAttrs: 400, model.ErrBadBatch: 400, model.ErrBadRecord: 400,
 	model.ErrBadSnapshot: 400, model.ErrTooLarge: 413, model.ErrUnauthorized: 401,
+	model.ErrBadBody: 400, model.ErrTooManyMessages: 413, model.ErrBucketReserved: 409,
 	model.ErrNotImplemented: 501, model.ErrRouteNotFound: 404, model.ErrMethodNotAllowed: 405,
 	model.ErrOffsetBeyondTail: 400, model.ErrOffsetNotBoundary: 400, model.ErrOffsetGone: 410,
 	model.ErrBucketNotFound: 404, model.ErrBucketExists: 409, model.ErrBucketNotEmpty: 409,

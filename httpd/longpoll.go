@@ -2,7 +2,6 @@ package httpd
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -39,11 +38,9 @@ func (h *Handler) longPoll(w http.ResponseWriter, r *http.Request, t target, q r
 		}
 		req = q.nextRequest(res)
 		if _, err := lr.Wait(ctx, res.Next); err != nil {
-			if errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil {
+			if ctx.Err() != nil {
+				// Timeout, client gone, or server shutdown: the answer to nothing new.
 				h.longPollEmpty(w, q, res, false)
-				return nil
-			}
-			if r.Context().Err() != nil {
 				return nil
 			}
 			return err

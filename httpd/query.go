@@ -164,8 +164,16 @@ func (q readQuery) isNow() bool {
 	return q.from.Kind == model.SpecNow
 }
 
-// etagStart is the start as the request gave it, for the ETag.
-func (q readQuery) etagStart() string {
+// etagStart is the start as the request gave it, for the ETag; for -1 it adds the
+// position it resolved to, which retention moves (the same -1 read then has other bytes).
+func (q readQuery) etagStart(res engine.ReadResult) string {
+	if q.rec == nil && q.from.Kind == model.SpecStart {
+		return "-1@" + strconv.FormatUint(uint64(res.Start), 10)
+	}
+	return q.etagStartRaw()
+}
+
+func (q readQuery) etagStartRaw() string {
 	if q.rec != nil {
 		s := "r" + q.rec.startRaw
 		if q.rec.envelope {

@@ -48,7 +48,7 @@ func (h *Handler) writeRead(w http.ResponseWriter, r *http.Request, q readQuery,
 		hd.Set("Cache-Control", ccNoStore)
 	} else {
 		hd.Set("Cache-Control", h.readCacheControl(res))
-		etag := makeETag(res.Info.ID, q.etagStart(), res.Next, res.EOF)
+		etag := makeETag(res.Info.ID, q.etagStart(res), res.Next, res.EOF)
 		hd.Set("ETag", etag)
 		if etagMatches(r.Header.Get("If-None-Match"), etag) {
 			w.WriteHeader(http.StatusNotModified)

@@ -80,6 +80,9 @@ func New(store Store, cfg Config) *Handler {
 		writeError(w, req, methodOrRouteError(req))
 	})
 	r.PanicHandler = func(w http.ResponseWriter, req *http.Request, v any) {
+		if v == http.ErrAbortHandler {
+			panic(v) // let net/http cut the response: it must not look complete
+		}
 		writeError(w, req, fmt.Errorf("panic: %v", v))
 	}
 	h.router = r

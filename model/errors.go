@@ -43,6 +43,9 @@ var (
 	ErrBadRecord          = newErr("INVALID_RECORD_PARAMS", "record parameters are malformed or combined incorrectly")
 	ErrBadSnapshot        = newErr("INVALID_SNAPSHOT", "the snapshot request is malformed")
 	ErrTooLarge           = newErr("PAYLOAD_TOO_LARGE", "the request body exceeds the server's limit")
+	ErrBadBody            = newErr("INVALID_BODY", "the request body could not be read to its end")
+	ErrTooManyMessages    = newErr("TOO_MANY_MESSAGES", "the JSON body holds more messages than one request may append")
+	ErrBucketReserved     = newErr("BUCKET_RESERVED", "the compatibility surface's bucket cannot be deleted")
 	ErrUnauthorized       = newErr("UNAUTHORIZED", "a valid bearer token is required")
 	ErrNotImplemented     = newErr("NOT_IMPLEMENTED", "this API is not implemented by this server")
 	ErrRouteNotFound      = newErr("NOT_FOUND", "no such resource")
@@ -191,7 +194,7 @@ var AllErrors = []error{
 	ErrMissingContentType, ErrEmptyBody, ErrBadProducer, ErrBadStreamSeq, ErrInvalidJSON,
 	ErrEmptyJSONArray, ErrBadLive, ErrLiveNeedsOffset, ErrBadQuery, ErrBadBucketID,
 	ErrBadStreamID, ErrBadForkRequest, ErrBadAttrs, ErrBadBatch, ErrBadRecord, ErrBadSnapshot,
-	ErrTooLarge, ErrUnauthorized, ErrNotImplemented, ErrRouteNotFound, ErrMethodNotAllowed,
+	ErrTooLarge, ErrBadBody, ErrTooManyMessages, ErrBucketReserved, ErrUnauthorized, ErrNotImplemented, ErrRouteNotFound, ErrMethodNotAllowed,
 	ErrOffsetBeyondTail, ErrOffsetNotBoundary, ErrOffsetGone,
 	ErrBucketNotFound, ErrBucketExists, ErrBucketNotEmpty,
 	ErrStreamNotFound, ErrStreamGone, ErrStreamDeletedPut, ErrConfigMismatch, ErrForkSourceGone,

@@ -6,12 +6,18 @@ import (
 	"unicode/utf8"
 )
 
+// MaxMessagesPerRequest bounds the messages one JSON request body (or one append-batch
+// request, all frames together) may create: each message costs an index entry and memory
+// while it commits, and one commit group must stay small enough not to stall the others.
+const MaxMessagesPerRequest = 100_000
+
 // FlattenJSON turns a JSON-mode request body into its messages (B-9.1-02, D3): one level
 // of a top-level array is flattened, any other value is one message. Each message is
 // returned compact (encoding/json.Compact: key order and number literals kept), without
 // the trailing "\n" of its canonical bytes. allowEmpty says whether "[]" is accepted (PUT)
 // or rejected (POST, B-9.1-03).
-// Errors: ErrInvalidJSON (also for invalid UTF-8, A-21), ErrEmptyJSONArray.
+// Errors: ErrInvalidJSON (also for invalid UTF-8, A-21), ErrEmptyJSONArray,
+// ErrTooManyMessages (more than MaxMessagesPerRequest).
 func FlattenJSON(body []byte, allowEmpty bool) ([][]byte, error) {
 	if !utf8.Valid(body) || !json.Valid(body) {
 		return nil, ErrInvalidJSON
@@ -20,9 +26,9 @@ func FlattenJSON(body []byte, allowEmpty bool) ([][]byte, error) {
 	if len(trimmed) == 0 || trimmed[0] != '[' {
 		return [][]byte{compact(body)}, nil
 	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(body, &elems); err != nil {
-		return nil, ErrInvalidJSON
+	elems, err := arrayElements(body)
+	if err != nil {
+		return nil, err
 	}
 	if len(elems) == 0 {
 		if allowEmpty {
@@ -35,6 +41,34 @@ func FlattenJSON(body []byte, allowEmpty bool) ([][]byte, error) {
 		msgs[i] = compact(e)
 	}
 	return msgs, nil
+}
+
+// arrayElements splits a valid top-level JSON array into its elements. Bodies too short
+// to hold MaxMessagesPerRequest elements are unmarshalled at once; longer ones are
+// decoded element by element, so that an oversized array fails before it is in memory.
+func arrayElements(body []byte) ([]json.RawMessage, error) {
+	var elems []json.RawMessage
+	if len(body) < 2*MaxMessagesPerRequest {
+		if err := json.Unmarshal(body, &elems); err != nil {
+			return nil, ErrInvalidJSON
+		}
+		return elems, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil {
+		return nil, ErrInvalidJSON
+	}
+	for dec.More() {
+		if len(elems) == MaxMessagesPerRequest {
+			return nil, ErrTooManyMessages
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, ErrInvalidJSON
+		}
+		elems = append(elems, raw)
+	}
+	return elems, nil
 }
 
 func compact(v []byte) []byte {

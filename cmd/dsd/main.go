@@ -106,6 +106,7 @@ func run(o options) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	log.SetFlags(0)
 	log.Printf("dsd: listening on http://%s (data %s)", ln.Addr(), eng.Path())
