@@ -186,7 +186,7 @@ func (h *Handler) head(w http.ResponseWriter, r *http.Request, t target) error {
 	hd := w.Header()
 	setInfoHeaders(hd, info)
 	hd.Set("Cache-Control", ccNoStore)
-	hd.Set("ETag", makeETag(info.ID, "-1", info.Tail, info.Closed))
+	hd.Set("ETag", makeETag(info.ID, "-1@"+strconv.FormatUint(uint64(info.RetainedFrom), 10), info.Tail, info.Closed))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
