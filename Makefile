@@ -11,6 +11,9 @@ TIMEOUT       ?= 20m
 ENABLE_RACE   ?= 1
 EXTRA_TESTFLAGS ?=
 
+# A Node fetched by peers-install (mk/peers.mk) takes precedence over an older system one.
+export PATH := $(PEER_DIR)/node20/bin:$(PATH)
+
 ifeq ($(ENABLE_RACE),1)
 RACE_FLAG := -race
 endif
@@ -22,9 +25,11 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-## run: start dsd on $(ADDR) with its data under $(DATA_DIR).
+## run: start dsd on $(ADDR) with its data under $(DATA_DIR) (SIGTERM or Ctrl-C stops it).
 run:
-	$(GO) run ./cmd/dsd --addr $(ADDR) --data-dir $(DATA_DIR)
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/dsd ./cmd/dsd
+	exec $(BIN)/dsd --addr $(ADDR) --data-dir $(DATA_DIR)
 
 ## test: everything CI runs.
 test: lint unit peer-conformance conformance linearizability

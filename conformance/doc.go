@@ -32,7 +32,7 @@
 //	ext:<id>        the extension it needs: buckets, snapshot, bootstrap, append-batch,
 //	                attrs, json-record-coordinates-v1, fork, subscriptions
 //	profile:dsd     checks of choices a server may make differently (the dsd offset
-//	                format of DESIGN.md D2, the error body of D7, A-nn resolutions that the
+//	                format of docs/DESIGN.md D2, the error body of D7, A-nn resolutions that the
 //	                protocol leaves open). Excluded unless Config.Profiles names the profile.
 //	smoke, slow     the smoke spec; specs that wait for seconds (TTL expiry)
 //
@@ -48,7 +48,7 @@
 //
 // # Requirement numbering
 //
-// Base requirement ids are those of the digest (spec/base-protocol.md). Extension ids
+// Base requirement ids are those of the digest (docs/spec/base-protocol.md). Extension ids
 // X-<section>-<nn> number, in document order within the deepest numbered heading of
 // extensions.txt ("0" for the unnumbered capability-advertisement section):
 //

@@ -22,7 +22,7 @@ var knownExtensions = []string{
 }
 
 // knownProfiles are the profile:<id> values: checks of one server's documented choices
-// where the protocol leaves room (dsd: DESIGN.md D2 offsets, D7 error bodies, A-nn).
+// where the protocol leaves room (dsd: docs/DESIGN.md D2 offsets, D7 error bodies, A-nn).
 var knownProfiles = []string{"dsd"}
 
 // knownSections are the sec:<id> values, one per spec file: base-protocol section numbers,

@@ -1,7 +1,7 @@
 package conformance
 
 // baseRequirements lists every requirement of the base-protocol digest
-// (spec/base-protocol.md), in its order. Level is the strongest keyword of the entry;
+// (docs/spec/base-protocol.md), in its order. Level is the strongest keyword of the entry;
 // entries without a keyword (descriptive rules, upstream-suite pins) count as MUST,
 // "informative" ones as MAY.
 var baseRequirements = []Requirement{

@@ -110,7 +110,7 @@ func (st *Stream) snapshotLocation(r *Response) string {
 	return offset
 }
 
-// snapshotDigest is DESIGN.md D5's digest: "sha256:" + hex SHA-256 over the 8-byte
+// snapshotDigest is docs/DESIGN.md D5's digest: "sha256:" + hex SHA-256 over the 8-byte
 // little-endian length of the normalized media type, the media type, and the body. The
 // normalized media type is the lowercased type/subtype without parameters; a publish
 // without Content-Type stores application/octet-stream.
@@ -132,7 +132,7 @@ func snapshotDigest(ct string, body []byte) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-// dsdOffset is DESIGN.md D2's offset token for byte position pos (segment 0).
+// dsdOffset is docs/DESIGN.md D2's offset token for byte position pos (segment 0).
 func dsdOffset(pos int) string { return fmt.Sprintf("%016d_%016d", 0, pos) }
 
 // binaryBlob is n bytes cycling through every byte value, starting at seed.

@@ -104,7 +104,7 @@ func x6BatchBody(payloads ...string) []byte {
 	return b.Bytes()
 }
 
-// d2Offset matches the dsd offset format (DESIGN.md D2).
+// d2Offset matches the dsd offset format (docs/DESIGN.md D2).
 var d2Offset = regexp.MustCompile(`^([0-9]{16})_([0-9]{16})$`)
 
 // Spec: extension §6.10-§6.11: retention, snapshots and bootstrap by record; append-batch.

@@ -15,7 +15,7 @@ import (
 func off(n uint64) model.Offset { return model.Offset(n) }
 
 // An append lands at the tail and every read returns exactly the appended bytes.
-// Spec: base-protocol.md B-4-01, B-5.2-09, B-5.6-01.
+// Spec: docs/spec/base-protocol.md B-4-01, B-5.2-09, B-5.6-01.
 func TestAppendThenReadReturnsTheBytes(t *testing.T) {
 	te := newTestEngine(t)
 	if r := te.mustCreate("s", "text/plain", "hello"); r.Info.Tail != off(5) || !r.Created {

@@ -23,6 +23,7 @@ var (
 	handlerOnce sync.Once
 	handler     http.Handler
 	handlerErr  error
+	httpDir     string // removed by TestMain
 )
 
 // sharedHandler is dsd's HTTP layer over one engine per fuzzing process (opening bbolt
@@ -35,6 +36,7 @@ func sharedHandler(t testing.TB) http.Handler {
 			handlerErr = err
 			return
 		}
+		httpDir = dir
 		e, err := engine.Open(dir, engine.Options{NoSync: true, ReadChunkBytes: 64, SweepInterval: time.Hour})
 		if err != nil {
 			handlerErr = err

@@ -13,6 +13,7 @@ var (
 	harnessOnce sync.Once
 	harness     *difftest.Harness
 	harnessErr  error
+	harnessDir  string // removed by TestMain
 )
 
 // sharedHarness is one engine (and its HTTP layer) per fuzzing process; each input runs
@@ -24,6 +25,7 @@ func sharedHarness(t testing.TB) *difftest.Harness {
 			harnessErr = err
 			return
 		}
+		harnessDir = dir
 		harness, harnessErr = difftest.OpenHarness(dir)
 	})
 	if harnessErr != nil {

@@ -1,6 +1,6 @@
 // Package httpd is dsd's HTTP layer: it parses requests, calls the Store, and renders
-// responses for the Durable Streams base protocol (spec/base-protocol.md) and the
-// extensions (spec/extensions.txt), on the bucketed surface and on the flat
+// responses for the Durable Streams base protocol (docs/spec/base-protocol.md) and the
+// extensions (docs/spec/extensions.txt), on the bucketed surface and on the flat
 // /v1/stream/ compatibility surface (D1). Handlers never choose a status: errors are
 // mapped once, in errors.go.
 package httpd

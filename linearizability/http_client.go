@@ -15,7 +15,7 @@ import (
 	"github.com/dsd-project/dsd/model"
 )
 
-// Surface names a URL layout (DESIGN.md D1).
+// Surface names a URL layout (docs/DESIGN.md D1).
 type Surface string
 
 const (

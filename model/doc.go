@@ -4,7 +4,7 @@
 // (State.Apply) that every other layer is checked against.
 //
 // The package is stdlib only, performs no IO and never reads the clock: time is an
-// argument. Requirement IDs (B-x.y-nn from spec/base-protocol.md, X-x.y-nn from the
+// argument. Requirement IDs (B-x.y-nn from docs/spec/base-protocol.md, X-x.y-nn from the
 // extension spec as numbered in CONFORMANCE.md, A-nn resolutions, Dn design decisions)
 // are cited beside the rules that implement them.
 package model

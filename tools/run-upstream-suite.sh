@@ -5,7 +5,11 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PEER_DIR="${PEER_DIR:-$ROOT/.peers}"
-JSON="${UPSTREAM_JSON:-$(mktemp "${TMPDIR:-/tmp}/upstream.XXXXXX.json")}"
+JSON="${UPSTREAM_JSON:-}"
+if [ -z "$JSON" ]; then
+  JSON="$(mktemp "${TMPDIR:-/tmp}/upstream.XXXXXX.json")"
+  trap 'rm -f "$JSON" "$JSON.log"' EXIT
+fi
 cd "$PEER_DIR" || exit 2
 npx --no-install vitest run suite.test.mjs --reporter=dot --reporter=json --outputFile.json="$JSON" "$@" >"$JSON.log" 2>&1
 rc=$?

@@ -34,6 +34,19 @@ var listeningRE = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
 // upstream returns the URL of a server to test against: DS_BASE_URL when set (e.g. under
 // tools/with-server.sh), else a fresh bin/dsd started for this test (500ms long-poll,
 // temporary data dir). It skips the test, saying why, when neither is available.
+// skipUnlessMutants skips the mutant tests outside `make conformance`, which builds dsd
+// first and sets DSD_MUTANTS=1 (or DS_BASE_URL names a server): a plain `go test ./...`
+// would otherwise run them against whatever bin/dsd happens to exist.
+func skipUnlessMutants(t *testing.T) {
+	t.Helper()
+	if os.Getenv("DSD_MUTANTS") != "1" && os.Getenv("DS_BASE_URL") == "" {
+		t.Skip("runs the kit against a live server: run by `make conformance` (DSD_MUTANTS=1), or set DS_BASE_URL")
+	}
+	if testing.Short() {
+		t.Skip("runs the kit against a live server; skipped in -short mode")
+	}
+}
+
 func upstream(t *testing.T) string {
 	t.Helper()
 	if u := os.Getenv("DS_BASE_URL"); u != "" {

@@ -79,9 +79,7 @@ var extMutants = []mutant{
 // TestMutantsExtensions is TestMutants for the extensions dsd implements: each mutant's
 // run must fail with a newly failing spec labelled with the broken requirement.
 func TestMutantsExtensions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the kit against a live server; skipped in -short mode")
-	}
+	skipUnlessMutants(t)
 	base := upstream(t)
 	var filters []string
 	for _, m := range extMutants {

@@ -241,9 +241,7 @@ func runKit(t *testing.T, base, filter string, extra ...string) kitRun {
 // failing spec labelled with that requirement. Specs failing without the mutation (a
 // reference server's own deviations) do not count.
 func TestMutants(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the kit against a live server; skipped in -short mode")
-	}
+	skipUnlessMutants(t)
 	base := upstream(t)
 
 	var filters []string
