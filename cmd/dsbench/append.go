@@ -102,6 +102,7 @@ func appendLoop(ctx context.Context, t *Target, c appendConfig, ctype string) *l
 		seqs[w] = make([]int64, c.Streams)
 		producerIDs[w] = t.Prefix + "-w" + strconv.Itoa(w)
 	}
+	clients := t.writerClients(c.Conns)
 	return closedLoop(ctx, c.Conns, c.Warmup, c.Duration, func(ctx context.Context, w, iter int, _ bool) opResult {
 		s := (w + iter) % c.Streams
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, urls[s], bytes.NewReader(body))
@@ -114,7 +115,7 @@ func appendLoop(ctx context.Context, t *Target, c appendConfig, ctype string) *l
 			req.Header.Set("Producer-Epoch", "0")
 			req.Header.Set("Producer-Seq", strconv.FormatInt(seqs[w][s], 10))
 		}
-		resp, err := t.Client.Do(req)
+		resp, err := clients[w].Do(req)
 		if err != nil {
 			return opResult{err: err}
 		}

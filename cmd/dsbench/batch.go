@@ -131,13 +131,14 @@ func batchLoop(ctx context.Context, t *Target, c batchConfig, ctype string, body
 	}
 	var mu sync.Mutex
 	frameStatuses := Statuses{}
+	clients := t.writerClients(c.Conns)
 	st := closedLoop(ctx, c.Conns, c.Warmup, c.Duration, func(ctx context.Context, w, iter int, measured bool) opResult {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, urls[(w+iter)%c.Streams], bytes.NewReader(body))
 		if err != nil {
 			return opResult{err: err}
 		}
 		req.Header.Set("Content-Type", ctype)
-		resp, err := t.Client.Do(req)
+		resp, err := clients[w].Do(req)
 		if err != nil {
 			return opResult{err: err}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,7 @@ type fanoutConfig struct {
 	Drain          time.Duration // how long to wait after the last append for deliveries
 	ConnectTimeout time.Duration // how long subscribers may take to connect
 	MaxInFlight    int           // appends the writer may have outstanding at once
+	ServerPID      int           // server process whose CPU is read from /proc (0 = not reported)
 }
 
 func runFanout(args []string) error {
@@ -33,6 +35,7 @@ func runFanout(args []string) error {
 	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "how long the writer publishes")
 	fs.DurationVar(&c.Drain, "drain", 5*time.Second, "after the last append, wait at most this long for every subscriber to receive everything")
 	fs.IntVar(&c.MaxInFlight, "max-inflight", 8, "appends the writer may have outstanding (open-loop pacing; 1 = wait for each answer)")
+	fs.IntVar(&c.ServerPID, "server-pid", envInt("DS_SERVER_PID"), "server process on this machine whose CPU time per delivery is reported, from /proc/PID/stat (default $DS_SERVER_PID; 0 = none)")
 	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", 60*time.Second, "time allowed for all subscribers to receive their first control event")
 	fs.Usage = flagUsage(fs, "fanout", "One writer appends at --rate to one text/plain stream while --subscribers SSE clients\n"+
 		"follow it from offset=now. Reports publish-to-receive latency per (event, subscriber), and\n"+
@@ -83,6 +86,7 @@ func runFanout(args []string) error {
 	fmt.Printf("subscribers: %d/%d connected in %v\n", connected, c.Subscribers, time.Since(connectStart).Round(time.Millisecond))
 
 	writer := newTarget(cm, c.MaxInFlight)
+	srvCPU0, srvErr := serverCPU(c.ServerPID)
 	acked, pubLat, pubStatuses, writerTime := fanoutWriter(ctx, writer, streamURL, c, base)
 	published := int64(len(acked))
 	ackedCount := int64(0)
@@ -96,6 +100,7 @@ func runFanout(args []string) error {
 	for time.Now().Before(drainUntil) && !allReceived(uniques, ackedCount) {
 		time.Sleep(20 * time.Millisecond)
 	}
+	srvCPU1, srvErr1 := serverCPU(c.ServerPID)
 	cancel()
 	wg.Wait()
 
@@ -150,11 +155,28 @@ func runFanout(args []string) error {
 	if pubLat.Count() > 0 {
 		r.Set("append_p99_ms", pubLat.Quantile(0.99))
 	}
-	r.Set("client_cpu_us_per_delivery", cpuPerOp(processCPU()-cpu0, int64(lat.Count())))
+	if lat.Count() > 0 {
+		r.Set("client_cpu_us_per_delivery", cpuPerOp(processCPU()-cpu0, int64(lat.Count())))
+	}
+	if lat.Count() > 0 && c.ServerPID > 0 && srvErr == nil && srvErr1 == nil {
+		r.Set("server_cpu_us_per_delivery", cpuPerOp(srvCPU1-srvCPU0, int64(lat.Count())))
+	}
 	r.SetStatuses("", pubStatuses)
 	r.SetStatuses("subscribe_", connStatuses)
 	fmt.Println(r)
 	return nil
+}
+
+// serverCPU reads the CPU time of the server process pid, when one is given.
+func serverCPU(pid int) (time.Duration, error) {
+	if pid <= 0 {
+		return 0, nil
+	}
+	d, err := readProcCPU(pid)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fanout: server CPU not reported: %v\n", err)
+	}
+	return d, err
 }
 
 // allReceived reports whether every subscriber has at least n distinct events.

@@ -180,6 +180,10 @@ func cell(c benchCase, a *serverAgg) string {
 			notes = append(notes, fmt.Sprintf("writer reached only %s of %s appends/s", fmtNum(got), fmtNum(rate)))
 		}
 	}
+	if srv, ok := a.median("server_cpu_us_per_delivery"); ok {
+		cl, _ := a.median("client_cpu_us_per_delivery")
+		notes = append(notes, fmt.Sprintf("CPU per delivery: server %s us, client %s us", fmtNum(srv), fmtNum(cl)))
+	}
 	if e := a.sum("errors"); e > 0 {
 		notes = append(notes, fmt.Sprintf("%.0f errors", e))
 	}

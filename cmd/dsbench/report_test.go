@@ -18,7 +18,7 @@ RESULT workload=append server=dsd round=3 case=append-100 rps=13000 p99_ms=22 er
 RESULT workload=batch server=node-durable round=1 case=batch-100 unsupported=1
 RESULT workload=batch server=dsd round=1 case=batch-100 records_per_s=90000 batch_vs_single=6.1 single_records_per_s=14754 p99_ms=40
 RESULT workload=fanout server=node-durable round=1 case=fanout-1000 p99_ms=30 lost=0 dups=0 rate=50 achieved_rate=20
-RESULT workload=fanout server=dsd round=1 case=fanout-1000 p99_ms=8 lost=3 dups=0
+RESULT workload=fanout server=dsd round=1 case=fanout-1000 p99_ms=8 lost=3 dups=0 server_cpu_us_per_delivery=9.5 client_cpu_us_per_delivery=19
 RESULT workload=replay server=node-durable round=1 case=replay-500 failed=500 incomplete=0
 RESULT workload=replay server=node-durable round=2 case=replay-500 p99_ms=900 failed=0 incomplete=0
 RESULT workload=replay server=dsd round=1 case=replay-500 p99_ms=700 failed=0 incomplete=0
@@ -116,5 +116,17 @@ func TestReportRendersTable(t *testing.T) {
 	}
 	if strings.Contains(out, "round=1 rps=5") || res.byCase[""] != nil {
 		t.Error("a RESULT without case/server tags was counted")
+	}
+}
+
+func TestReportCellShowsFanoutCPUPerDelivery(t *testing.T) {
+	res := loadSample(t)
+	c, _ := caseByName("fanout-1000")
+	got := cell(c, res.byCase["fanout-1000"][kindDSD])
+	if !strings.Contains(got, "CPU per delivery: server 9.50 us, client 19.0 us") {
+		t.Fatalf("fan-out cell %q lacks the CPU per delivery", got)
+	}
+	if got := cell(c, res.byCase["fanout-1000"][kindNodeDurable]); strings.Contains(got, "CPU per delivery") {
+		t.Fatalf("node cell %q shows a CPU figure it has no data for", got)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -82,7 +83,14 @@ func (s *subscriber) follow(ctx context.Context) (got bool, err error) {
 	}
 	b64 := strings.EqualFold(resp.Header.Get("Stream-Sse-Data-Encoding"), "base64")
 	rd := newSSEReader(resp.Body)
-	var decoded []byte
+	var decoded, last []byte
+	defer func() {
+		if len(last) > 0 {
+			if cerr := s.applyControl(last); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+	}()
 	for {
 		ev, err := rd.Next()
 		if err != nil {
@@ -104,21 +112,36 @@ func (s *subscriber) follow(ctx context.Context) (got bool, err error) {
 			}
 			s.OnData(data, time.Now())
 		case "control":
-			c, err := parseControl(ev.Data)
-			if err != nil {
-				return got, fmt.Errorf("control event: %w", err)
-			}
-			if c.StreamNextOffset != "" {
-				s.Offset = c.StreamNextOffset
-			}
+			// Decoding every control event would cost the generator more than the server
+			// spends sending it: keep the latest and decode it when the response ends, or
+			// now when it may say streamClosed.
+			last = append(last[:0], ev.Data...)
 			got = true
 			s.once.Do(func() { close(s.connected) })
-			if c.StreamClosed {
-				s.Closed = true
-				return got, nil
+			if bytes.Contains(ev.Data, []byte("streamClosed")) {
+				if err := s.applyControl(last); err != nil {
+					return got, err
+				}
+				last = last[:0]
+				if s.Closed {
+					return got, nil
+				}
 			}
 		}
 	}
+}
+
+// applyControl takes the resume offset and closure from a control event's data.
+func (s *subscriber) applyControl(data []byte) error {
+	c, err := parseControl(data)
+	if err != nil {
+		return fmt.Errorf("control event: %w", err)
+	}
+	if c.StreamNextOffset != "" {
+		s.Offset = c.StreamNextOffset
+	}
+	s.Closed = s.Closed || c.StreamClosed
+	return nil
 }
 
 // newSSEClient returns a client for n long-lived SSE responses (one connection each).

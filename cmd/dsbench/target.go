@@ -63,6 +63,21 @@ func newTarget(c Common, conns int) *Target {
 	return &Target{Common: c, Client: newHTTPClient(conns, c.Timeout)}
 }
 
+// writerClients returns one client per closed-loop writer. For an http:// base each owns
+// one connection driven from the writer's own goroutine (connTransport), which costs the
+// generator less CPU per request than a shared net/http Transport; otherwise (https) they
+// all share t.Client.
+func (t *Target) writerClients(n int) []*http.Client {
+	cs := make([]*http.Client, n)
+	for i := range cs {
+		cs[i] = t.Client
+		if strings.HasPrefix(t.Base, "http://") {
+			cs[i] = &http.Client{Transport: &connTransport{Timeout: t.Timeout}, CheckRedirect: t.Client.CheckRedirect}
+		}
+	}
+	return cs
+}
+
 // newHTTPClient returns a keep-alive client tuned for a closed loop of conns connections:
 // no compression (bytes on the wire are what we measure), idle pool >= conns, no proxy.
 // timeout bounds each whole request (0 = none, for SSE).
