@@ -289,8 +289,9 @@ func renderWrkNote(w io.Writer, res *results) {
 	}
 	fmt.Fprintf(w, "\nBoth generators run on the server's cores. wrk-append.sh has the shape of the wrk benchmark the "+
 		"project quotes (wrk -t2 -c50, a Lua request() per request rotating over the streams, 100-byte text/plain "+
-		"bodies); dsbench drives 50 goroutines through net/http, about a third of whose CPU goes to read/write "+
-		"syscalls and most of the rest to net/http's per-request machinery (DSBENCH_CPUPROFILE shows it). The "+
+		"bodies); dsbench runs 50 goroutines, each writing its requests and reading the answers on its own "+
+		"keep-alive connection with net/http's request writer and response parser (no Transport goroutines); "+
+		"DSBENCH_CPUPROFILE shows where its CPU goes. The "+
 		"generator that spends less CPU per request leaves more to the server, so on a CPU-bound server it reads "+
 		"higher; on the fsync-bound Node durable store both should agree. Compare dsbench's numbers with "+
 		"wrk's only through this ratio.\n")
