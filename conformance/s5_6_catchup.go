@@ -82,6 +82,16 @@ var _ = Section("5.6", "5.6 Catch-up read", func() {
 		}
 	})
 
+	ConformanceIt(MUST, Reqs{"B-5.6-08", "B-5.6-02"}, "rejects an offset with a bad percent-escape or a trailing ';' with 400, not a read from the start", func(s *S) {
+		st := s.Create("bad-offset-escape", CT(ctText), Text("data"))
+		tail := st.Head().Get(hNextOffset)
+		for _, raw := range []string{"offset=now%zz", "offset=" + tail + ";", "offset=%zz"} {
+			r := st.Get(RawQ(raw))
+			Expect(r).To(HaveStatus(400), "?%s", raw)
+			Expect(r).NotTo(HaveBody("data"), "?%s", raw)
+		}
+	})
+
 	ConformanceIt(MUST, Reqs{"B-5.6-06", "B-5.6-07", "B-5.6-05"}, "marks the read reaching a closed stream's final offset with Stream-Closed and up-to-date", func(s *S) {
 		st := s.Create("closed-last", CT(ctText))
 		st.MustAppend("final data")

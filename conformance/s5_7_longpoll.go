@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"math/big"
 	"strconv"
 	"time"
 
@@ -157,6 +158,19 @@ var _ = Section("5.7", "5.7 Long-poll", func() {
 		r := st.LongPoll(offsetStart, Q("cursor", strconv.FormatInt(future, 10)))
 		Expect(r).To(HaveStatus(200))
 		Expect(parseCursor(r.Get(hCursor))).To(BeNumerically(">", future))
+	})
+
+	ConformanceIt(MUST, Reqs{"B-10-07"}, "keeps an echoed cursor beyond 2^64 strictly greater (no wrap-around)", func(s *S) {
+		st := s.Create("lp-cursor-huge", CT(ctText), Text("data"))
+		for _, c := range []string{"18446744073709551615", "99999999999999999999"} {
+			r := st.LongPoll(offsetStart, Q("cursor", c))
+			Expect(r).To(HaveStatus(200))
+			got := r.Get(hCursor)
+			Expect(got).To(MatchRegexp(`^[0-9]+$`), "cursor %q is not decimal", got)
+			n, _ := new(big.Int).SetString(got, 10)
+			client, _ := new(big.Int).SetString(c, 10)
+			Expect(n.Cmp(client)).To(Equal(1), "echoed cursor %s answered with %s", c, got)
+		}
 	})
 
 	ConformanceIt(SHOULD, Reqs{"B-10-06"}, "defaults the cursor to the 20 s interval count since 2024-10-09", func(s *S) {

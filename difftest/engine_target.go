@@ -211,7 +211,7 @@ func (t EngineTarget) append(c model.AppendStream) Observation {
 		if res.Closed {
 			o.Header[hClosed] = "true"
 		}
-		if req.Producer != nil {
+		if res.ProducerAck {
 			o.Header[hEpoch], o.Header[hSeq] = u(res.ProducerEpoch), u(res.ProducerSeq)
 		}
 		recordAck(o.Header, res.JSON, res.RecordStart, res.RecordNext)

@@ -41,6 +41,7 @@ type AppendResult struct {
 	Closed        bool
 	ProducerEpoch uint64
 	ProducerSeq   uint64
+	ProducerAck   bool // ProducerEpoch/ProducerSeq are an accepted tuple, to echo (B-5.2.1-04)
 	JSON          bool
 	RecordStart   uint64
 	RecordNext    uint64
@@ -92,7 +93,7 @@ func (e *Engine) decideAppend(s *stream, req *AppendRequest, msgs [][]byte, pars
 	res := AppendResult{Tail: model.Offset(m.Tail), Closed: m.Closed, JSON: s.isJSON,
 		RecordStart: m.RecordNext, RecordNext: m.RecordNext}
 	if p := req.Producer; p != nil {
-		res.ProducerEpoch, res.ProducerSeq = p.Epoch, p.Seq
+		res.ProducerEpoch, res.ProducerSeq, res.ProducerAck = p.Epoch, p.Seq, true
 	}
 	if m.Closed {
 		return e.appendToClosed(s, req, res)
@@ -157,6 +158,10 @@ func expiredErr(m *streamMeta) error {
 // appendToClosed answers a POST to a closed stream (A-07 step 3, B-5.2-07, B-5.2.1-09).
 func (e *Engine) appendToClosed(s *stream, req *AppendRequest, res AppendResult) (AppendResult, *op, uint64, error) {
 	m := s.m
+	if p := req.Producer; p == nil || m.Closer == nil || *m.Closer != *p {
+		// Only the closing tuple was accepted; any other is not echoed as if it had been.
+		res.ProducerEpoch, res.ProducerSeq, res.ProducerAck = 0, 0, false
+	}
 	if len(req.Body) == 0 {
 		res.Outcome = ClosedOnly
 		return res, nil, s.lastLSN, nil

@@ -27,7 +27,7 @@ func (h *Handler) append(w http.ResponseWriter, r *http.Request, t target) error
 	if res.Closed {
 		hd.Set(hStreamClosed, "true")
 	}
-	if req.Producer != nil {
+	if res.ProducerAck {
 		hd.Set(hProducerEpoch, strconv.FormatUint(res.ProducerEpoch, 10))
 		hd.Set(hProducerSeq, strconv.FormatUint(res.ProducerSeq, 10))
 	}

@@ -2,14 +2,19 @@ package httpd
 
 import (
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/dsd-project/dsd/engine"
 )
 
 // Bad input gets a 4xx with the JSON error body of D7 and changes nothing: after every
 // rejected request the stream still holds exactly "seed" with the same tail.
 // Spec: D7, A-07 step 1, A-11, A-15, B-5.1-04, B-5.1-06, B-5.2.1-01, B-5.2.1-02,
-// B-5.6-08, B-5.7-01, B-9.1-03, extension §1.1, §5.1.
+// B-5.6-08, B-5.7-01, B-9.1-03, extension §1.1, §5.1; INVALID_QUERY and REPEATED_HEADER
+// as CONFORMANCE.md's "Request syntax" decides.
 func TestBadInputIsRejectedAndChangesNothing(t *testing.T) {
 	s := newTestServer(t)
 	s.do("PUT", "/v1/stream/s", "seed", "Content-Type: text/plain")
@@ -58,6 +63,17 @@ func TestBadInputIsRejectedAndChangesNothing(t *testing.T) {
 		{"list limit", "GET", "/default/streams?limit=0", "", nil, 400, "INVALID_QUERY"},
 		{"too many json messages", "POST", "/v1/stream/j", "[" + strings.Repeat("0,", 100_000) + "0]", []string{"Content-Type: application/json"}, 413, "TOO_MANY_MESSAGES"},
 		{"delete compat bucket", "DELETE", "/default", "", nil, 409, "BUCKET_RESERVED"},
+		{"query bad escape", "GET", "/v1/stream/s?offset=now%zz", "", nil, 400, "INVALID_QUERY"},
+		{"query semicolon", "GET", "/v1/stream/s?offset=0000000000000000_0000000000000004;", "", nil, 400, "INVALID_QUERY"},
+		{"live bad escape", "GET", "/v1/stream/s?offset=now&live=sse%", "", nil, 400, "INVALID_QUERY"},
+		{"append bad query", "POST", "/v1/stream/s?x=%zz", "x", []string{"Content-Type: text/plain"}, 400, "INVALID_QUERY"},
+		{"create bad query", "PUT", "/v1/stream/n1?a=b;c", "", nil, 400, "INVALID_QUERY"},
+		{"repeated ttl", "PUT", "/v1/stream/n1", "", []string{"Stream-TTL: 60", "Stream-TTL: 120"}, 400, "REPEATED_HEADER"},
+		{"repeated content type", "POST", "/v1/stream/s", "x", []string{"Content-Type: text/plain", "Content-Type: text/plain"}, 400, "REPEATED_HEADER"},
+		{"repeated producer id", "POST", "/v1/stream/s", "x", []string{"Content-Type: text/plain", "Producer-Id: a", "Producer-Id: b", "Producer-Epoch: 0", "Producer-Seq: 0"}, 400, "REPEATED_HEADER"},
+		{"repeated producer seq", "POST", "/v1/stream/s", "x", []string{"Content-Type: text/plain", "Producer-Id: a", "Producer-Epoch: 0", "Producer-Seq: 0", "Producer-Seq: 5"}, 400, "REPEATED_HEADER"},
+		{"repeated stream seq", "POST", "/v1/stream/s", "x", []string{"Content-Type: text/plain", "Stream-Seq: a", "Stream-Seq: b"}, 400, "REPEATED_HEADER"},
+		{"repeated closed", "POST", "/v1/stream/s", "", []string{"Stream-Closed: true", "Stream-Closed: false"}, 400, "REPEATED_HEADER"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -131,4 +147,46 @@ func TestETagFollowsRetention(t *testing.T) {
 		t.Fatalf("old ETag still validates: %d", status(r))
 	}
 	_ = w
+}
+
+// With bearer tokens configured, cacheable reads are private and vary on Authorization,
+// so a shared cache never serves a protected read to another client; the scheme is
+// case-insensitive. Spec: B-10-01, B-12-01, A-04 (the private option), RFC 9110 §11.1.
+func TestAuthMakesReadsPrivate(t *testing.T) {
+	eng, err := engine.Open(t.TempDir(), engine.Options{NoSync: true, SweepInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	if _, err := eng.CreateBucket("default"); err != nil {
+		t.Fatal(err)
+	}
+	s := &testServer{t: t, eng: eng, h: New(EngineStore{Engine: eng}, Config{CompatBucket: "default", AuthTokens: []string{"tok1"}})}
+	auth := "Authorization: bearer tok1" // lower-case scheme
+	if w := s.do("PUT", "/v1/stream/p", "secret", "Content-Type: text/plain", auth); status(w) != 201 {
+		t.Fatalf("create with a lower-case bearer scheme: %d %s", status(w), w.Body.String())
+	}
+	w := s.do("GET", "/v1/stream/p?offset=-1", "", auth)
+	if cc := w.Header().Get("Cache-Control"); status(w) != 200 || !strings.HasPrefix(cc, "private, ") {
+		t.Fatalf("protected read: %d Cache-Control %q, want private", status(w), cc)
+	}
+	if v := w.Header().Values("Vary"); !slices.Contains(v, "Authorization") {
+		t.Fatalf("protected read: Vary %q lacks Authorization", v)
+	}
+	if w := s.do("GET", "/v1/stream/p?offset=-1", "", "Authorization: Bearer tok1", "Authorization: Bearer other"); status(w) != 400 {
+		t.Fatalf("two Authorization headers: %d, want 400", status(w))
+	}
+	if w := s.do("GET", "/v1/stream/p?offset=-1", "", "Authorization: Basic tok1"); status(w) != 401 {
+		t.Fatalf("another scheme with a listed token: %d, want 401", status(w))
+	}
+}
+
+// Without tokens or --cache-private, reads stay publicly cacheable.
+func TestReadsArePublicByDefault(t *testing.T) {
+	s := newTestServer(t)
+	s.do("PUT", "/v1/stream/p", "x", "Content-Type: text/plain")
+	w := s.do("GET", "/v1/stream/p?offset=-1", "")
+	if cc := w.Header().Get("Cache-Control"); !strings.HasPrefix(cc, "public, ") || w.Header().Get("Vary") != "" {
+		t.Fatalf("Cache-Control %q, Vary %q", cc, w.Header().Get("Vary"))
+	}
 }

@@ -42,6 +42,7 @@ const extRecords = "json-record-coordinates-v1"
 // Cache-Control values.
 const (
 	ccPublic  = "public, max-age=60, stale-while-revalidate=300"
+	ccPrivate = "private, max-age=60, stale-while-revalidate=300"
 	ccNoCache = "no-cache"
 	ccNoStore = "no-store"
 )

@@ -127,17 +127,25 @@ func appendEnvelopes(dst []byte, first uint64, canonical []byte, sep byte) []byt
 	return dst
 }
 
-// readCacheControl applies A-04: data and EOF are publicly cacheable (max-age capped by
-// an absolute expiry); the empty tail of an open stream is no-cache.
+// readCacheControl applies A-04: data and EOF are cacheable, publicly or (CachePrivate)
+// privately, with max-age capped by an absolute expiry; the empty tail of an open stream
+// is no-cache.
 func (h *Handler) readCacheControl(res engine.ReadResult) string {
 	if len(res.Data) == 0 && !res.EOF {
 		return ccNoCache
 	}
+	scope := "public"
+	if h.cfg.CachePrivate {
+		scope = "private"
+	}
 	if exp := res.Info.ExpiresAt; exp != nil {
 		left := int(time.Until(*exp) / time.Second)
 		if left < 60 {
-			return "public, max-age=" + strconv.Itoa(max(left, 0)) + ", stale-while-revalidate=300"
+			return scope + ", max-age=" + strconv.Itoa(max(left, 0)) + ", stale-while-revalidate=300"
 		}
+	}
+	if h.cfg.CachePrivate {
+		return ccPrivate
 	}
 	return ccPublic
 }

@@ -30,8 +30,11 @@ type Config struct {
 	// MaxBody bounds request bodies in bytes (D5; default 32 MiB); larger is 413.
 	MaxBody int64
 	// AuthTokens, when non-empty, are the bearer tokens allowed to use the server
-	// (B-12-01); other requests get 401.
+	// (B-12-01); other requests get 401. Setting them implies CachePrivate.
 	AuthTokens []string
+	// CachePrivate marks cacheable reads `private` instead of `public` (A-04's option,
+	// B-10-01: private data) and adds `Vary: Authorization`.
+	CachePrivate bool
 }
 
 func (c *Config) defaults() {
@@ -46,6 +49,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxBody == 0 {
 		c.MaxBody = 32 << 20
+	}
+	if len(c.AuthTokens) > 0 {
+		c.CachePrivate = true // a shared cache must never hold a protected read (B-12-01)
 	}
 }
 
@@ -111,16 +117,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, model.ErrMethodNotAllowed)
 		return
 	}
+	if h.cfg.CachePrivate {
+		w.Header().Add("Vary", "Authorization")
+	}
+	if err := checkRequestSyntax(r); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	h.router.ServeHTTP(w, r)
 }
 
 // authorized checks the bearer token (B-12-01).
 func (h *Handler) authorized(r *http.Request) bool {
-	auth := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") { // schemes are case-insensitive (RFC 9110 §11.1)
 		return false
 	}
+	tok = strings.TrimSpace(tok)
 	for _, t := range h.cfg.AuthTokens {
 		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
 			return true

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"strconv"
 	"sync"
 	"time"
 
@@ -363,11 +362,7 @@ func minTime(a time.Time, bs ...time.Time) time.Time {
 // cursorInput normalizes a client cursor for grouping: cursors that do not steer the
 // next cursor (absent, non-numeric, below the current interval) are equivalent.
 func (h *Handler) cursorInput(c string) string {
-	if c == "" {
-		return ""
-	}
-	n, err := strconv.ParseUint(c, 10, 64)
-	if err != nil || n < model.CurrentCursor(h.now()) {
+	if !model.CursorSteers(h.now(), c) {
 		return ""
 	}
 	return c

@@ -68,7 +68,9 @@ func (c EngineClient) Append(in Input) Output {
 	}
 	out := Output{Status: 204, Offset: res.Tail.String(), Closed: res.Closed}
 	if in.Producer != nil {
-		out.Epoch, out.Seq = u64p(res.ProducerEpoch), u64p(res.ProducerSeq)
+		if res.ProducerAck {
+			out.Epoch, out.Seq = u64p(res.ProducerEpoch), u64p(res.ProducerSeq)
+		}
 		if res.Outcome == engine.Appended {
 			out.Status = 200
 		}

@@ -184,7 +184,9 @@ func (st *stream) decideAppend(req appendRequest) Result {
 // (B-5.2-07, B-5.2-10).
 func appendToClosed(st *stream, req appendRequest) Result {
 	ok := Result{Status: StatusNoContent, NextOffset: offsetPtr(st.tail()), Closed: true}
-	if p := req.producer; p != nil {
+	if p := req.producer; p != nil && st.closer != nil && *st.closer == *p {
+		// Only the closing tuple was accepted; any other tuple is not echoed as if it had
+		// been (B-5.2.1-04: Producer-Seq is the highest accepted seq).
 		ok.Producer = &ProducerAck{Epoch: p.Epoch, Seq: p.Seq}
 	}
 	n := st.recordNext()

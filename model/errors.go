@@ -35,6 +35,7 @@ var (
 	ErrBadLive            = newErr("INVALID_LIVE_MODE", "live must be long-poll or sse")
 	ErrLiveNeedsOffset    = newErr("OFFSET_REQUIRED", "live reads require an offset parameter")
 	ErrBadQuery           = newErr("INVALID_QUERY", "a query parameter is malformed")
+	ErrRepeatedHeader     = newErr("REPEATED_HEADER", "a single-valued protocol header was sent more than once")
 	ErrBadBucketID        = newErr("INVALID_BUCKET_ID", "bucket_id must match ^[a-z0-9_-]{4,64}$")
 	ErrBadStreamID        = newErr("INVALID_STREAM_ID", "stream_id must be UTF-8, at most 122 bytes (with its bucket), without '/', NUL or '..'")
 	ErrBadForkRequest     = newErr("INVALID_FORK", "the fork headers are malformed")
@@ -192,7 +193,7 @@ func ErrorCode(err error) string {
 var AllErrors = []error{
 	ErrBadOffset, ErrBadTTL, ErrBadExpiresAt, ErrTTLAndExpiresAt, ErrBadContentType,
 	ErrMissingContentType, ErrEmptyBody, ErrBadProducer, ErrBadStreamSeq, ErrInvalidJSON,
-	ErrEmptyJSONArray, ErrBadLive, ErrLiveNeedsOffset, ErrBadQuery, ErrBadBucketID,
+	ErrEmptyJSONArray, ErrBadLive, ErrLiveNeedsOffset, ErrBadQuery, ErrRepeatedHeader, ErrBadBucketID,
 	ErrBadStreamID, ErrBadForkRequest, ErrBadAttrs, ErrBadBatch, ErrBadRecord, ErrBadSnapshot,
 	ErrTooLarge, ErrBadBody, ErrTooManyMessages, ErrBucketReserved, ErrUnauthorized, ErrNotImplemented, ErrRouteNotFound, ErrMethodNotAllowed,
 	ErrOffsetBeyondTail, ErrOffsetNotBoundary, ErrOffsetGone,

@@ -3,7 +3,7 @@
 //
 //	dsd [--addr 127.0.0.1:4437] [--data-dir ./data] [--long-poll-timeout 20s]
 //	    [--sse-max-age 60s] [--compat-bucket default] [--max-body 33554432]
-//	    [--auth-tokens FILE]
+//	    [--auth-tokens FILE] [--cache-private]
 //
 // On SIGTERM or SIGINT it stops accepting connections, lets requests in flight finish
 // (live reads are ended), commits what is queued and closes the data file.
@@ -33,7 +33,7 @@ type options struct {
 	addr, dataDir, compatBucket, authFile string
 	longPoll, sseMaxAge                   time.Duration
 	maxBody                               int64
-	unsafeNoSync                          bool
+	unsafeNoSync, cachePrivate            bool
 	cpuProfile                            string
 }
 
@@ -47,6 +47,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.compatBucket, "compat-bucket", "default", "bucket behind the flat /v1/stream/{name} surface; empty disables that surface")
 	fs.Int64Var(&o.maxBody, "max-body", 32<<20, "largest accepted request body in bytes; larger bodies get 413")
 	fs.StringVar(&o.authFile, "auth-tokens", "", "file of bearer tokens, one per line; when set, requests without a listed token get 401")
+	fs.BoolVar(&o.cachePrivate, "cache-private", false, "mark cacheable reads Cache-Control: private (for private data behind shared caches); implied by --auth-tokens")
 	fs.BoolVar(&o.unsafeNoSync, "unsafe-no-sync", false, "UNSAFE, tests only: skip fsync, so acknowledged data can be lost on a crash")
 	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile to this file until shutdown (diagnostics)")
 	fs.Usage = func() {
@@ -97,7 +98,7 @@ func run(o options) error {
 	}
 	h := httpd.New(httpd.EngineStore{Engine: eng}, httpd.Config{
 		LongPollTimeout: o.longPoll, SSEMaxAge: o.sseMaxAge, CompatBucket: o.compatBucket,
-		MaxBody: o.maxBody, AuthTokens: tokens,
+		MaxBody: o.maxBody, AuthTokens: tokens, CachePrivate: o.cachePrivate,
 	})
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
