@@ -136,6 +136,22 @@ var _ = Section("x6", "X6.10-6.11 Records in retention, snapshots, bootstrap and
 		Expect(st.Head()).To(HaveRecordBounds(4, 7))
 	})
 
+	ConformanceIt(MUST, Reqs{"B-10-03", "X-6.6-01", "X-6.10-01"}, "gives a tail_records read a new ETag once retention changes its answer (no stale 304)", Ext("snapshot"), func(s *S) {
+		vals := recVals("r", 0, 4)
+		st := s.createJSON("rec-tail-etag", vals...)
+		before := st.recordRead("tail_records", "3")
+		Expect(before).To(SatisfyAll(HaveStatus(200), HaveHeader(hRecordStart, "1")))
+		etag := before.Get(hETag)
+		Expect(etag).NotTo(BeEmpty(), "a record read is a GET and carries an ETag")
+		st.x6Snapshot(2, `{"folded":2}`)
+		Expect(s.Do("PUT", st.URL+"/retention?record=2")).To(HaveStatus(204))
+		after := st.Get(Q("tail_records", "3"), H("If-None-Match", etag))
+		Expect(after).To(HaveStatus(200), "the old ETag names other content: no 304")
+		Expect(after).To(HaveHeader(hRecordStart, "2"))
+		Expect(after.Get(hETag)).NotTo(Equal(etag))
+		Expect(ndjsonValues(after.Data)).To(Equal(vals[2:]))
+	})
+
 	ConformanceIt(MUST, Reqs{"X-6.10-03", "X-6.10-01", "X-2.2-11"}, "accepts snapshots and retention at every record boundary, inside an append unit too, by offset or by record", Ext("snapshot"), func(s *S) {
 		vals := recVals("r", 0, 4)
 		st := s.createJSON("rec-boundaries", vals...)

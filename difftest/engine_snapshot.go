@@ -11,6 +11,9 @@ import (
 // enginePosition parses a snapshot or retention position as httpd does: the {offset}
 // path segment, else ?record= (extension §2.2, §6.10).
 func enginePosition(offset, record *string) (engine.Position, error) {
+	if offset != nil && *offset != "" && record != nil {
+		return engine.Position{}, model.ErrBadRecord
+	}
 	if offset != nil && *offset != "" {
 		o, err := model.ParseOffset(*offset)
 		if err != nil {

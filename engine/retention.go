@@ -41,7 +41,9 @@ func (e *Engine) decideRetention(s *stream, at Position) (*op, StreamInfo, uint6
 	m := s.m
 	var off, rec uint64
 	var err error
-	if at.ByRecord {
+	if at.ByRecord && s.isJSON && at.Record < m.RecordFirst {
+		err = model.ErrRetentionInvalid // backward, as by offset
+	} else if at.ByRecord {
 		off, rec, err = e.recordBoundary(s.vis, at.Record)
 	} else if off = uint64(at.Offset); off > s.vis.Tail {
 		err = model.ErrRetentionInvalid

@@ -158,3 +158,59 @@ func TestRecordParameterRules(t *testing.T) {
 		t.Errorf("token advertised on a text stream")
 	}
 }
+
+// A snapshot or retention boundary is named once; backward retention is 409 in both
+// forms; nothing changes on a refusal. Spec: extension §2.2, §6.6, §6.10, D7.
+func TestSnapshotAndRetentionPositions(t *testing.T) {
+	s := newTestServer(t)
+	s.do("PUT", "/v1/stream/j", "[10,11,12,13]", "Content-Type: application/json")
+	for _, path := range []string{
+		"/v1/stream/j/snapshot?record=1&record=3",
+		"/v1/stream/j/snapshot/0000000000000000_0000000000000006?record=1",
+		"/v1/stream/j/retention?record=1&record=2",
+		"/v1/stream/j/retention/0000000000000000_0000000000000003?record=1",
+	} {
+		if w := s.do("PUT", path, "S"); status(w) != 400 || errorCode(t, w) != "INVALID_RECORD_PARAMS" {
+			t.Errorf("PUT %s: %d %s, want 400 INVALID_RECORD_PARAMS", path, status(w), w.Body.String())
+		}
+	}
+	if w := s.do("GET", "/v1/stream/j/snapshot", ""); status(w) != 404 {
+		t.Fatalf("a refused publish left a snapshot: %d", status(w))
+	}
+	if w := s.do("PUT", "/v1/stream/j/snapshot?record=3", "S"); status(w) != 204 {
+		t.Fatalf("snapshot at record 3: %d %s", status(w), w.Body.String())
+	}
+	if w := s.do("PUT", "/v1/stream/j/retention?record=2", ""); status(w) != 204 {
+		t.Fatalf("retention at record 2: %d %s", status(w), w.Body.String())
+	}
+	if w := s.do("PUT", "/v1/stream/j/retention?record=1", ""); status(w) != 409 || errorCode(t, w) != "RETENTION_CONFLICT" {
+		t.Fatalf("retention back to record 1: %d %s, want 409 RETENTION_CONFLICT", status(w), w.Body.String())
+	}
+	if w := s.do("GET", "/v1/stream/j?record=2", ""); status(w) != 200 {
+		t.Fatalf("record 2 after the refused move: %d", status(w))
+	}
+}
+
+// A tail_records read whose answer retention changed gets a new ETag, so an old ETag
+// earns no stale 304. Spec: B-10-03, extension §2.2, §6.6.
+func TestTailRecordsETagFollowsRetention(t *testing.T) {
+	s := newTestServer(t)
+	s.do("PUT", "/v1/stream/j", "[1,2,3,4]", "Content-Type: application/json")
+	before := s.do("GET", "/v1/stream/j?tail_records=3", "")
+	etag := before.Header().Get("ETag")
+	if status(before) != 200 || etag == "" || before.Header().Get("Stream-Record-Start") != "1" {
+		t.Fatalf("tail_records=3: %d ETag %q start %q", status(before), etag, before.Header().Get("Stream-Record-Start"))
+	}
+	s.do("PUT", "/v1/stream/j/snapshot?record=2", "S")
+	if w := s.do("PUT", "/v1/stream/j/retention?record=2", ""); status(w) != 204 {
+		t.Fatalf("retention: %d %s", status(w), w.Body.String())
+	}
+	after := s.do("GET", "/v1/stream/j?tail_records=3", "", "If-None-Match: "+etag)
+	if status(after) != 200 || after.Header().Get("ETag") == etag || after.Header().Get("Stream-Record-Start") != "2" {
+		t.Fatalf("after retention: %d ETag %q (before %q), start %q; want 200, a new ETag, start 2",
+			status(after), after.Header().Get("ETag"), etag, after.Header().Get("Stream-Record-Start"))
+	}
+	if again := s.do("GET", "/v1/stream/j?tail_records=3", "", "If-None-Match: "+after.Header().Get("ETag")); status(again) != 304 {
+		t.Fatalf("unchanged tail_records read with its ETag: %d, want 304", status(again))
+	}
+}

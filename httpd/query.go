@@ -164,11 +164,15 @@ func (q readQuery) isNow() bool {
 	return q.from.Kind == model.SpecNow
 }
 
-// etagStart is the start as the request gave it, for the ETag; for -1 it adds the
-// position it resolved to, which retention moves (the same -1 read then has other bytes).
+// etagStart is the start as the request gave it, for the ETag; for -1 and
+// tail_records it adds the position the start resolved to, which retention moves (the same
+// request then answers other bytes, extension §2.2, §6.6).
 func (q readQuery) etagStart(res engine.ReadResult) string {
-	if q.rec == nil && q.from.Kind == model.SpecStart {
+	switch {
+	case q.rec == nil && q.from.Kind == model.SpecStart:
 		return "-1@" + strconv.FormatUint(uint64(res.Start), 10)
+	case q.rec != nil && q.rec.start.Kind == engine.RecordTail:
+		return q.etagStartRaw() + "@" + strconv.FormatUint(uint64(res.Start), 10)
 	}
 	return q.etagStartRaw()
 }

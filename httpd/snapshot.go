@@ -10,8 +10,14 @@ import (
 )
 
 // position reads the boundary of a snapshot or retention request: the {offset} path
-// segment (URL-decoded, extension §8), or ?record= on JSON streams (§2.2, §6.10).
+// segment (URL-decoded, extension §8), or ?record= on JSON streams (§2.2, §6.10). Naming
+// the boundary twice (an offset and a record, or two records) is ErrBadRecord: the forms
+// are exclusive (§6.6), and neither may be silently dropped.
 func position(r *http.Request, t target) (engine.Position, error) {
+	v, byRecord := r.URL.Query()["record"]
+	if (byRecord && t.param != "") || len(v) > 1 {
+		return engine.Position{}, model.ErrBadRecord
+	}
 	if t.param != "" {
 		o, err := model.ParseOffset(t.param)
 		if err != nil {
@@ -19,8 +25,7 @@ func position(r *http.Request, t target) (engine.Position, error) {
 		}
 		return engine.Position{Offset: o}, nil
 	}
-	v, ok := r.URL.Query()["record"]
-	if !ok {
+	if !byRecord {
 		return engine.Position{}, model.ErrBadOffset
 	}
 	n, err := parseUint(v[0])

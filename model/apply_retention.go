@@ -22,9 +22,10 @@ func (c SetRetention) Name() string {
 //
 //  1. 400 bad ids, a malformed offset or record (parsePosition).
 //  2. 404 missing or expired stream (A-14); no TTL restart.
-//  3. By record (JSON streams, §6.10): recordBoundary (400 on other streams, 410 below
-//     F, 400 past N). By offset: past the tail 409 RETENTION_CONFLICT; at or above the
-//     current boundary, one that is not a message boundary 400 OFFSET_NOT_ALIGNED.
+//  3. By record (JSON streams, §6.10): below F 409 RETENTION_CONFLICT (backward, as by
+//     offset), else recordBoundary (400 on other streams, 400 past N). By offset: past the
+//     tail 409 RETENTION_CONFLICT; at or above the current boundary, one that is not a
+//     message boundary 400 OFFSET_NOT_ALIGNED.
 //  4. The current boundary again: a 204 no-op (CONFORMANCE.md "Retention").
 //  5. 409 RETENTION_CONFLICT when it moves backward, when no snapshot is visible, or
 //     past the visible snapshot (§2.2 "MUST reject ... newer than the latest published
@@ -47,6 +48,8 @@ func (s State) setRetention(c SetRetention, now time.Time) (State, Result) {
 	}
 	off := at.offset
 	switch {
+	case at.byRecord && st.isJSON() && at.record < st.recordFirst():
+		return s, fail(StatusConflict, ErrRetentionInvalid) // backward, as by offset
 	case at.byRecord:
 		var ok bool
 		if off, res, ok = st.recordBoundary(at.record); !ok {

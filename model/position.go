@@ -18,6 +18,9 @@ type streamPosition struct {
 // malformed offset (sentinels included, D2) or neither; ErrBadRecord for a malformed
 // ordinal.
 func parsePosition(offset, record *string) (streamPosition, error) {
+	if offset != nil && *offset != "" && record != nil {
+		return streamPosition{}, fmt.Errorf("%w: an offset and ?record= name the boundary twice", ErrBadRecord)
+	}
 	if offset != nil && *offset != "" {
 		o, err := ParseOffset(*offset)
 		if err != nil {
