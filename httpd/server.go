@@ -64,9 +64,10 @@ type Handler struct {
 	hubs   hubSet
 }
 
-// Shutdown ends every SSE response parked on a hijacked connection (http.Server.Shutdown
-// does not track those). Call it before shutting the server down.
-func (h *Handler) Shutdown() { h.hubs.close() }
+// Shutdown ends every SSE response parked on a hijacked connection with its final chunk
+// (http.Server.Shutdown does not track those), waiting at most 5 s for that. Call it
+// before shutting the server down.
+func (h *Handler) Shutdown() { h.hubs.close(5 * time.Second) }
 
 // New returns the HTTP handler for store.
 func New(store Store, cfg Config) *Handler {

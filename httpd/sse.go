@@ -35,7 +35,7 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 			lr.Close()
 			return nil
 		}
-		h.sseHijacked(c, t, lr, q, enc, res, deadline)
+		h.sseHijacked(c, t.key, lr, q, enc, res, deadline)
 		return nil
 	}
 	defer lr.Close()
@@ -66,14 +66,17 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	}
 }
 
+// sseCatchUpTimeout bounds one write while a subscriber catches up on its own goroutine.
+const sseCatchUpTimeout = 30 * time.Second
+
 // sseHijacked serves an SSE response on a hijacked connection: it catches up on this
 // goroutine, then parks the subscriber in its stream's hub and returns.
-func (h *Handler) sseHijacked(c *sseConn, t target, lr LiveReader, q readQuery, enc sseEnc, res engine.ReadResult, deadline time.Time) {
+func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q readQuery, enc sseEnc, res engine.ReadResult, deadline time.Time) {
 	var buf bytes.Buffer
 	for {
 		buf.Reset()
 		h.writeEvents(&buf, enc, q, res)
-		if err := c.write(chunk(buf.Bytes()), 30*time.Second); err != nil {
+		if _, err := c.write(chunk(buf.Bytes()), sseCatchUpTimeout); err != nil {
 			c.abort()
 			lr.Close()
 			return
@@ -93,9 +96,39 @@ func (h *Handler) sseHijacked(c *sseConn, t target, lr LiveReader, q readQuery, 
 			return
 		}
 	}
-	sub := &sseSub{c: c, q: q, enc: enc, next: res.Next, nextRec: res.RecordNext, info: res.Info,
+	sub := &sseSub{c: c, key: key, q: q, enc: enc, next: res.Next, nextRec: res.RecordNext, info: res.Info,
 		deadline: deadline, lastSent: time.Now()}
-	h.hubs.join(h, t.key.String(), res.Info.ID, lr, sub)
+	h.hubs.join(h, key.String(), res.Info.ID, lr, sub)
+}
+
+// sseResume takes back a parked subscriber whose socket could not take an event at once
+// (the hub does not wait for anyone): on a goroutine of its own it writes the rest of the
+// interrupted chunk, catches up from there and parks again, so a slow or stalled reader
+// delays no other subscriber. res is the read the chunk came from (zero for keep-alives).
+func (h *Handler) sseResume(s *sseSub, rest []byte, res engine.ReadResult) {
+	if _, err := s.c.write(rest, sseCatchUpTimeout); err != nil {
+		s.c.abort()
+		return
+	}
+	if res.EOF {
+		s.c.finish()
+		return
+	}
+	if res.Info.ID != 0 {
+		s.next, s.nextRec, s.info = res.Next, res.RecordNext, res.Info
+	}
+	lr, info, err := h.store.OpenLive(s.key)
+	if err != nil {
+		s.c.finish() // deleted meanwhile: the client learns it when it reconnects
+		return
+	}
+	next, err := lr.Read(s.q.nextRequest(engine.ReadResult{Next: s.next, RecordNext: s.nextRec}))
+	if err != nil || info.ID != s.info.ID {
+		lr.Close()
+		s.c.finish() // gone behind retention, or another incarnation: the client resumes
+		return
+	}
+	h.sseHijacked(s.c, s.key, lr, s.q, s.enc, next, s.deadline)
 }
 
 // setSSEHeaders sets the head of an SSE response (B-5.8-01, B-5.8-02, extension §6.9).

@@ -24,15 +24,13 @@ func hijackSSE(w http.ResponseWriter, r *http.Request) (c *sseConn, hijacked boo
 	if !ok || r.ProtoMajor != 1 || r.ProtoMinor != 1 {
 		return nil, false
 	}
-	conn, brw, err := hj.Hijack()
+	conn, _, err := hj.Hijack()
 	if err != nil {
 		return nil, false
 	}
-	if brw.Reader.Buffered() > 0 {
-		// A pipelined request waits behind this one and would never be answered.
-		conn.Close()
-		return nil, true
-	}
+	// Bytes already read past this request (a pipelined request, a stray CRLF, a GET body)
+	// are dropped: the response says Connection: close, so a client retries what it
+	// pipelined (RFC 9112 §9.3.2) and this request is still answered.
 	head := make([]byte, 0, 1024)
 	head = append(head, "HTTP/1.1 200 OK\r\n"...)
 	h := w.Header().Clone()
@@ -70,20 +68,25 @@ func chunk(payload []byte) []byte {
 var lastChunk = []byte("0\r\n\r\n")
 
 // write sends bytes already framed as chunks, giving up after between timeout/2 and
-// timeout: the deadline is moved only when less than half of it is left, which spares
-// most writes of a busy subscriber a deadline update.
-func (c *sseConn) write(framed []byte, timeout time.Duration) error {
-	if now := time.Now(); c.wdl.Sub(now) < timeout/2 {
+// timeout: the deadline is moved when less than half of it is left (which spares most
+// writes of a busy subscriber a deadline update) or when it lies further than timeout
+// (a longer catch-up deadline must not outlive the catch-up). n is what was written; after
+// a timeout (os.ErrDeadlineExceeded) the rest may still be written with a new deadline.
+func (c *sseConn) write(framed []byte, timeout time.Duration) (n int, err error) {
+	if now := time.Now(); c.wdl.Sub(now) < timeout/2 || c.wdl.Sub(now) > timeout {
 		c.wdl = now.Add(timeout)
 		c.conn.SetWriteDeadline(c.wdl)
 	}
-	_, err := c.conn.Write(framed)
-	return err
+	return c.conn.Write(framed)
 }
+
+// sseFinishTimeout bounds the write of the final chunk: a subscriber that cannot take
+// five bytes is cut rather than waited for.
+const sseFinishTimeout = 20 * time.Millisecond
 
 // finish ends the response properly and closes the connection.
 func (c *sseConn) finish() {
-	c.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	c.conn.SetWriteDeadline(time.Now().Add(sseFinishTimeout))
 	_, _ = c.conn.Write(lastChunk)
 	c.conn.Close()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"sync"
 	"time"
 
@@ -11,14 +12,16 @@ import (
 	"github.com/dsd-project/dsd/model"
 )
 
-// sseWriteTimeout bounds one write to a parked subscriber; a subscriber that cannot take
-// an event in that time is disconnected and resumes from its last control event.
-const sseWriteTimeout = 250 * time.Millisecond
+// sseWriteTimeout bounds one write to a parked subscriber. A write only waits when the
+// socket's buffer is full; a subscriber that cannot take an event in that time leaves the
+// hub for a goroutine of its own (sseResume), so that no subscriber waits for another.
+const sseWriteTimeout = 5 * time.Millisecond
 
 // sseSub is an SSE subscriber parked in a hub once caught up: a connection and its
 // position, no goroutine.
 type sseSub struct {
 	c        *sseConn
+	key      model.StreamKey
 	q        readQuery
 	enc      sseEnc
 	next     model.Offset
@@ -39,6 +42,7 @@ type hubSet struct {
 	mu     sync.Mutex
 	hubs   map[hubKey]*sseHub
 	closed bool
+	wg     sync.WaitGroup // running hubs
 }
 
 // sseHub serves the parked subscribers of one stream incarnation from one goroutine and
@@ -78,7 +82,7 @@ func (hs *hubSet) join(h *Handler, key string, id uint64, lr LiveReader, sub *ss
 		hb = &sseHub{h: h, set: hs, k: k, lr: lr}
 		hs.hubs[k] = hb
 		spare = nil
-		go hb.run()
+		hs.wg.Go(hb.run)
 	}
 	hb.mu.Lock()
 	hb.pending = append(hb.pending, sub)
@@ -93,8 +97,20 @@ func (hs *hubSet) join(h *Handler, key string, id uint64, lr LiveReader, sub *ss
 	}
 }
 
-// close ends every parked response (server shutdown).
-func (hs *hubSet) close() {
+// close ends every parked response (server shutdown) and waits, at most wait, until every
+// hub has written the responses' final chunks.
+func (hs *hubSet) close(wait time.Duration) {
+	hs.signal()
+	done := make(chan struct{})
+	go func() { hs.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(wait):
+	}
+}
+
+// signal tells every hub to stop.
+func (hs *hubSet) signal() {
 	hs.mu.Lock()
 	hs.closed = true
 	for _, hb := range hs.hubs {
@@ -264,9 +280,13 @@ func (hb *sseHub) send(framed []byte, members []*sseSub, res engine.ReadResult) 
 			if s.dead {
 				continue
 			}
-			if err := s.c.write(framed, sseWriteTimeout); err != nil {
-				s.c.abort()
-				s.dead = true
+			if n, err := s.c.write(framed, sseWriteTimeout); err != nil {
+				s.dead = true // out of the hub either way
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					go hb.h.sseResume(s, framed[n:], res)
+				} else {
+					s.c.abort()
+				}
 				continue
 			}
 			s.lastSent = now

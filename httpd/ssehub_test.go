@@ -2,6 +2,9 @@ package httpd
 
 import (
 	"bufio"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -168,5 +171,131 @@ func TestParkedResponsesEndOnDeleteAndShutdown(t *testing.T) {
 	case <-done:
 	case <-time.After(3 * time.Second):
 		t.Fatal("shutdown did not end the parked response")
+	}
+}
+
+// A parked subscriber that stops reading delays no other subscriber: the hub hands it to
+// a goroutine of its own as soon as its socket is full, and once it reads again it gets
+// everything, in order, on the same response. Spec: B-5.8-04, D6 (issue 9: fan-out).
+func TestStalledSubscriberDelaysNoOther(t *testing.T) {
+	srv, _ := liveServer(t, Config{})
+	u := srv.URL + "/v1/stream/stall"
+	req, _ := http.NewRequest("PUT", u, nil)
+	req.Header.Set("Content-Type", "text/plain")
+	http.DefaultClient.Do(req)
+
+	stalled, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	fmt.Fprintf(stalled, "GET /v1/stream/stall?offset=now&live=sse HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.Get(u + "?offset=now&live=sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	healthy := make(chan string, 1024)
+	go func() { // data lines merge several appends: up to ~1 MiB each
+		defer close(healthy)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 4<<20), 4<<20)
+		for sc.Scan() {
+			if l := sc.Text(); strings.HasPrefix(l, "data:{") {
+				healthy <- l
+			}
+		}
+	}()
+	if _, ok := collect(healthy, "upToDate", 2*time.Second); !ok {
+		t.Fatal("healthy subscriber: no first control event")
+	}
+	time.Sleep(100 * time.Millisecond) // both parked
+
+	var want strings.Builder
+	for i := 0; i < 400; i++ { // 25 MiB: more than the socket buffers hold
+		msg := strings.Repeat(string(rune('a'+i%26)), 64<<10)
+		want.WriteString(msg)
+		post(t, u, "text/plain", msg)
+	}
+	last := time.Now()
+	if _, ok := collect(healthy, "0000000000000000_0000000026214400", 5*time.Second); !ok {
+		t.Fatalf("healthy subscriber lacks the last event %v after the last append", time.Since(last))
+	}
+
+	// The stalled reader now reads: one response, no cut, every byte in order.
+	stalled.SetReadDeadline(time.Now().Add(20 * time.Second))
+	br := bufio.NewReader(stalled)
+	sresp, err := http.ReadResponse(br, nil)
+	if err != nil || sresp.StatusCode != 200 {
+		t.Fatalf("stalled subscriber's response: %v %v", sresp, err)
+	}
+	var got strings.Builder
+	sc := bufio.NewScanner(sresp.Body)
+	sc.Buffer(make([]byte, 4<<20), 4<<20)
+	for got.Len() < want.Len() && sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data:"); ok && !strings.HasPrefix(d, "{") {
+			got.WriteString(d)
+		}
+	}
+	if got.String() != want.String() {
+		t.Fatalf("stalled subscriber got %d bytes (err %v), want the %d appended, in order", got.Len(), sc.Err(), want.Len())
+	}
+}
+
+// An SSE request followed by more bytes (a pipelined request, a stray CRLF) is still
+// answered; the response closes the connection. Spec: B-5.8-01, RFC 9112 §9.3.2.
+func TestSSEWithPipelinedBytesIsAnswered(t *testing.T) {
+	srv, _ := liveServer(t, Config{})
+	req, _ := http.NewRequest("PUT", srv.URL+"/v1/stream/pipe", nil)
+	http.DefaultClient.Do(req)
+	for _, extra := range []string{"\r\n", "GET /v1/stream/pipe HTTP/1.1\r\nHost: x\r\n\r\n"} {
+		c, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET /v1/stream/pipe?offset=-1&live=sse HTTP/1.1\r\nHost: x\r\n\r\n%s", extra)
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("SSE followed by %q: %v %v", extra, resp, err)
+		}
+		c.Close()
+	}
+}
+
+// Shutdown returns once every parked response has its final chunk.
+func TestShutdownEndsParkedResponsesCleanly(t *testing.T) {
+	srv, h := liveServer(t, Config{})
+	req, _ := http.NewRequest("PUT", srv.URL+"/v1/stream/shut", nil)
+	http.DefaultClient.Do(req)
+	const subs = 100
+	errs := make(chan error, subs)
+	for i := 0; i < subs; i++ {
+		resp, err := http.Get(srv.URL + "/v1/stream/shut?offset=-1&live=sse")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			_, err := io.ReadAll(resp.Body)
+			errs <- err
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // parked
+	h.Shutdown()
+	h.hubs.mu.Lock()
+	left := len(h.hubs.hubs)
+	h.hubs.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d hubs still running after Shutdown returned", left)
+	}
+	for i := 0; i < subs; i++ {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatalf("a parked response ended without its final chunk: %v", err)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatal("a parked response did not end")
+		}
 	}
 }
