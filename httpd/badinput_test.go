@@ -5,9 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/dsd-project/dsd/engine"
 )
 
 // Bad input gets a 4xx with the JSON error body of D7 and changes nothing: after every
@@ -153,15 +150,7 @@ func TestETagFollowsRetention(t *testing.T) {
 // so a shared cache never serves a protected read to another client; the scheme is
 // case-insensitive. Spec: B-10-01, B-12-01, A-04 (the private option), RFC 9110 §11.1.
 func TestAuthMakesReadsPrivate(t *testing.T) {
-	eng, err := engine.Open(t.TempDir(), engine.Options{NoSync: true, SweepInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	if _, err := eng.CreateBucket("default"); err != nil {
-		t.Fatal(err)
-	}
-	s := &testServer{t: t, eng: eng, h: New(EngineStore{Engine: eng}, Config{CompatBucket: "default", AuthTokens: []string{"tok1"}})}
+	s := newTestServerWith(t, Config{AuthTokens: []string{"tok1"}})
 	auth := "Authorization: bearer tok1" // lower-case scheme
 	if w := s.do("PUT", "/v1/stream/p", "secret", "Content-Type: text/plain", auth); status(w) != 201 {
 		t.Fatalf("create with a lower-case bearer scheme: %d %s", status(w), w.Body.String())

@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -66,4 +67,13 @@ func TestConformanceDocErrorTable(t *testing.T) {
 		return
 	}
 	t.Fatalf("%s's error table is stale: run `make docs`", path)
+}
+
+// checkRequestSyntax indexes http.Header directly, so its names must be canonical.
+func TestSingleValuedHeadersAreCanonical(t *testing.T) {
+	for _, name := range singleValued {
+		if c := http.CanonicalHeaderKey(name); c != name {
+			t.Errorf("singleValued holds %q, http.Header keys it as %q", name, c)
+		}
+	}
 }

@@ -22,6 +22,12 @@ type testServer struct {
 
 func newTestServer(t *testing.T) *testServer {
 	t.Helper()
+	return newTestServerWith(t, Config{LongPollTimeout: 100 * time.Millisecond, MaxBody: 1 << 20})
+}
+
+// newTestServerWith serves cfg (its CompatBucket set to "default") over a fresh engine.
+func newTestServerWith(t *testing.T, cfg Config) *testServer {
+	t.Helper()
 	eng, err := engine.Open(t.TempDir(), engine.Options{NoSync: true, SweepInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +36,8 @@ func newTestServer(t *testing.T) *testServer {
 	if _, err := eng.CreateBucket("default"); err != nil {
 		t.Fatal(err)
 	}
-	h := New(EngineStore{Engine: eng}, Config{LongPollTimeout: 100 * time.Millisecond, CompatBucket: "default", MaxBody: 1 << 20})
+	cfg.CompatBucket = "default"
+	h := New(EngineStore{Engine: eng}, cfg)
 	return &testServer{t: t, h: h, eng: eng}
 }
 

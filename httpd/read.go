@@ -134,9 +134,9 @@ func (h *Handler) readCacheControl(res engine.ReadResult) string {
 	if len(res.Data) == 0 && !res.EOF {
 		return ccNoCache
 	}
-	scope := "public"
+	scope, full := "public", ccPublic
 	if h.cfg.CachePrivate {
-		scope = "private"
+		scope, full = "private", ccPrivate
 	}
 	if exp := res.Info.ExpiresAt; exp != nil {
 		left := int(time.Until(*exp) / time.Second)
@@ -144,10 +144,7 @@ func (h *Handler) readCacheControl(res engine.ReadResult) string {
 			return scope + ", max-age=" + strconv.Itoa(max(left, 0)) + ", stale-while-revalidate=300"
 		}
 	}
-	if h.cfg.CachePrivate {
-		return ccPrivate
-	}
-	return ccPublic
+	return full
 }
 
 // makeETag renders "<incarnation>:<start as given>:<end>[:c]".

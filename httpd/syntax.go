@@ -15,13 +15,7 @@ var singleValued = []string{
 	hForkedFrom, hForkOffset, hForkSubOffset,
 	hProducerID, hProducerEpoch, hProducerSeq,
 	hRecordMatch, hAttrs, hSnapshotMatch, "Authorization",
-}
-
-func init() {
-	for i, name := range singleValued {
-		singleValued[i] = http.CanonicalHeaderKey(name)
-	}
-}
+} // canonical forms, as http.Header keys them (TestSingleValuedHeadersAreCanonical)
 
 // checkRequestSyntax refuses what no route could serve faithfully: a query string that
 // does not parse (bad percent-escapes, ';' separators: ErrBadQuery, where Go's parser

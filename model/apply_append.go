@@ -94,13 +94,10 @@ func (s State) appendStream(c AppendStream, now time.Time) (State, Result) {
 	if err != nil {
 		return s, fail(StatusBadRequest, err)
 	}
-	s, st, res := s.liveOrGone(c.Stream, now)
+	s, st, res := s.touchLive(c.Stream, now)
 	if st == nil {
 		return s, res
 	}
-	st = st.clone()
-	st.accessMs = now.UnixMilli()
-	s = s.withStream(c.Stream, st)
 	return s, st.decideAppend(req)
 }
 

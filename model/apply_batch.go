@@ -106,13 +106,10 @@ func (s State) appendBatch(c AppendBatch, now time.Time) (State, Result) {
 		}
 		return s, fail(status, err)
 	}
-	s, st, res := s.liveOrGone(c.Stream, now)
+	s, st, res := s.touchLive(c.Stream, now)
 	if st == nil {
 		return s, res
 	}
-	st = st.clone()
-	st.accessMs = now.UnixMilli()
-	s = s.withStream(c.Stream, st)
 	acks := make([]FrameAck, len(frames))
 	for i, f := range frames {
 		r := st.decideAppend(appendRequest{body: f, mediaType: mt})

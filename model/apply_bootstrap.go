@@ -47,13 +47,10 @@ func (s State) bootstrap(c Bootstrap, now time.Time) (State, Result) {
 	if c.Live != nil {
 		return s, fail(StatusBadRequest, ErrBadLive)
 	}
-	s, st, res := s.liveOrGone(c.Stream, now)
+	s, st, res := s.touchLive(c.Stream, now)
 	if st == nil {
 		return s, res
 	}
-	st = st.clone()
-	st.accessMs = now.UnixMilli()
-	s = s.withStream(c.Stream, st)
 	first := Part{ContentType: DefaultContentType, Body: []byte{}}
 	from := st.retained
 	ref := &SnapshotRef{}

@@ -3,6 +3,7 @@ package model
 import (
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -22,27 +23,25 @@ func CurrentCursor(now time.Time) uint64 {
 }
 
 // clientCursor returns the client's cursor as a number when it steers the next cursor:
-// a decimal number (any size: B-10-07 holds for cursors beyond 2^64 too) at or above the
-// current interval. ok is false for an absent, non-numeric or older cursor.
-func clientCursor(now time.Time, client string) (n *big.Int, ok bool) {
-	if client == "" {
-		return nil, false
+// a decimal number at or above the current interval. ok is false for an absent,
+// non-numeric or older cursor. Cursors beyond 2^64 are numbers too (B-10-07 holds
+// for them): those, and only those, are returned in large; the others in n.
+func clientCursor(now time.Time, client string) (n uint64, large *big.Int, ok bool) {
+	if client == "" || strings.TrimLeft(client, "0123456789") != "" {
+		return 0, nil, false
 	}
-	for i := 0; i < len(client); i++ {
-		if client[i] < '0' || client[i] > '9' {
-			return nil, false
-		}
+	if n, err := strconv.ParseUint(client, 10, 64); err == nil {
+		return n, nil, n >= CurrentCursor(now)
 	}
-	n, _ = new(big.Int).SetString(client, 10)
-	cur := new(big.Int).SetUint64(CurrentCursor(now))
-	return n, n.Cmp(cur) >= 0
+	large, _ = new(big.Int).SetString(client, 10) // beyond uint64: above any interval
+	return 0, large, true
 }
 
 // CursorSteers reports whether a client cursor influences the next cursor, i.e. is a
 // decimal number at or above the current interval. Cursors that do not steer are
 // interchangeable.
 func CursorSteers(now time.Time, client string) bool {
-	_, ok := clientCursor(now, client)
+	_, _, ok := clientCursor(now, client)
 	return ok
 }
 
@@ -52,10 +51,16 @@ func CursorSteers(now time.Time, client string) bool {
 // interval, the current interval is returned; otherwise client + max(1, ceil(j/20)), so
 // cursors never go backwards, whatever their size.
 func NextCursor(now time.Time, client string, jitterSeconds uint64) string {
-	c, ok := clientCursor(now, client)
+	n, b, ok := clientCursor(now, client)
 	if !ok {
 		return strconv.FormatUint(CurrentCursor(now), 10)
 	}
 	step := max((jitterSeconds+19)/20, 1)
-	return c.Add(c, new(big.Int).SetUint64(step)).String()
+	if b == nil && n+step > n {
+		return strconv.FormatUint(n+step, 10)
+	}
+	if b == nil {
+		b = new(big.Int).SetUint64(n)
+	}
+	return b.Add(b, new(big.Int).SetUint64(step)).String()
 }

@@ -136,6 +136,18 @@ func (s State) liveOrGone(key StreamKey, _ time.Time) (State, *stream, Result) {
 	return s, st, Result{}
 }
 
+// touchLive is liveOrGone for a request that restarts the stream's sliding TTL (GET and
+// POST, A-14): the returned state holds a copy of the stream accessed at now.
+func (s State) touchLive(key StreamKey, now time.Time) (State, *stream, Result) {
+	s, st, res := s.liveOrGone(key, now)
+	if st == nil {
+		return s, nil, res
+	}
+	st = st.clone()
+	st.accessMs = now.UnixMilli()
+	return s.withStream(key, st), st, Result{}
+}
+
 // checkKey validates a stream URL's ids: a bad bucket id or stream id is 400
 // before anything is looked up.
 func checkKey(key StreamKey) error {

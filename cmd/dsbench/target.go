@@ -68,10 +68,11 @@ func newTarget(c Common, conns int) *Target {
 // generator less CPU per request than a shared net/http Transport; otherwise (https) they
 // all share t.Client.
 func (t *Target) writerClients(n int) []*http.Client {
+	own := strings.HasPrefix(t.Base, "http://")
 	cs := make([]*http.Client, n)
 	for i := range cs {
 		cs[i] = t.Client
-		if strings.HasPrefix(t.Base, "http://") {
+		if own {
 			cs[i] = &http.Client{Transport: &connTransport{Timeout: t.Timeout}, CheckRedirect: t.Client.CheckRedirect}
 		}
 	}
