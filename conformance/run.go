@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -174,7 +176,35 @@ func WriteSummary(w io.Writer, r types.Report) {
 			}
 		}
 	}
+	writeSkipReasons(w, r)
 	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
+}
+
+// writeSkipReasons prints, for the specs that did not run, the labels that gate them
+// (ext:, profile:, slow, smoke) with a count each: the label filter of the run excluded
+// them, e.g. "skipped: 22 need ext:buckets (not enabled on the flat surface)".
+func writeSkipReasons(w io.Writer, r types.Report) {
+	counts := map[string]int{}
+	for _, s := range r.SpecReports {
+		if s.LeafNodeType != types.NodeTypeIt || s.State == types.SpecStatePassed || s.State.Is(types.SpecStateFailureStates) {
+			continue
+		}
+		var gates []string
+		for _, l := range s.Labels() {
+			if strings.HasPrefix(l, "ext:") || strings.HasPrefix(l, "profile:") || l == "slow" || l == "smoke" {
+				gates = append(gates, l)
+			}
+		}
+		reason := "need " + strings.Join(gates, " + ") + " (excluded by the label filter)"
+		if len(gates) == 0 {
+			reason = "were not selected (focus or mode)"
+		}
+		counts[reason]++
+	}
+	reasons := slices.Sorted(maps.Keys(counts))
+	for _, reason := range reasons {
+		fmt.Fprintf(w, "skipped: %d %s\n", counts[reason], reason)
+	}
 }
 
 // requirementLabels filters requirement ids out of labels, sorted.

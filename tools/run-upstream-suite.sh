@@ -15,12 +15,19 @@ npx --no-install vitest run suite.test.mjs --reporter=dot --reporter=json --outp
 rc=$?
 node -e '
 const r = require(process.argv[1]);
-const fails = [];
+const fails = [], skips = [];
 let passed = 0, failed = 0, skipped = 0;
 for (const f of r.testResults) for (const t of f.assertionResults) {
   if (t.status === "passed") passed++;
   else if (t.status === "failed") { failed++; fails.push(t.fullName + "\n    " + (t.failureMessages[0] || "").split("\n")[0]); }
-  else skipped++;
+  else { skipped++; skips.push(t.status + " " + t.fullName); }
+}
+// The suite gates tests on its options; the harness runs it with subscriptions: false (dsd
+// answers 501 to the reserved __ds subscription API, issue 2), so those are the skips.
+for (const s of skips) {
+  const name = s.slice(s.indexOf(" ") + 1);
+  const why = name.startsWith("Reserved subscription APIs") ? "its subscriptions option is off" : "see the suite's runIf/skipIf gates";
+  console.log("SKIP (" + s.split(" ")[0] + " by the suite: " + why + ") " + name);
 }
 for (const f of fails) console.log("FAIL " + f);
 console.log(`upstream suite: ${passed} passed, ${failed} failed, ${skipped} skipped`);
