@@ -26,7 +26,7 @@ for (const f of r.testResults) for (const t of f.assertionResults) {
 // answers 501 to the reserved __ds subscription API, issue 2), so those are the skips.
 for (const s of skips) {
   const name = s.slice(s.indexOf(" ") + 1);
-  const why = name.startsWith("Reserved subscription APIs") ? "its subscriptions option is off" : "see the suite's runIf/skipIf gates";
+  const why = name.startsWith("Reserved subscription APIs") ? "its subscriptions option is off" : "gated by the suite runIf/skipIf options";
   console.log("SKIP (" + s.split(" ")[0] + " by the suite: " + why + ") " + name);
 }
 for (const f of fails) console.log("FAIL " + f);
