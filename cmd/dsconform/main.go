@@ -10,8 +10,9 @@
 // HTTP transcripts, and ends with the line "N passed, N failed, N skipped". It exits 1
 // when any selected spec fails or no spec is selected, 2 on usage errors.
 //
-// list writes the spec inventory (conformance/testdata/specs.txt). matrix regenerates
-// the generated section of CONFORMANCE.md from report directories of earlier runs.
+// --help (or help) prints the subcommands, the flags and the exit status. list writes
+// the spec inventory (conformance/testdata/specs.txt). matrix regenerates the generated
+// section of CONFORMANCE.md from report directories of earlier runs.
 package main
 
 import (
@@ -28,6 +29,8 @@ func main() {
 			os.Exit(listMain(args[1:]))
 		case "matrix":
 			os.Exit(matrixMain(args[1:]))
+		case "help":
+			os.Exit(runMain([]string{"--help"}))
 		}
 	}
 	os.Exit(runMain(args))

@@ -100,3 +100,16 @@ func upstream(t *testing.T) string {
 	}
 	return ""
 }
+
+// dsconform --help names the subcommands and the exit status, and exits 0.
+func TestHelpShowsSubcommandsAndExitStatus(t *testing.T) {
+	out, err := dsconformCmd(context.Background(), "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("dsconform --help: %v\n%s", err, out)
+	}
+	for _, want := range []string{"dsconform list", "dsconform matrix", "Exit status", "--long-poll-timeout", "-base-url"} {
+		if !regexp.MustCompile(regexp.QuoteMeta(want)).Match(out) {
+			t.Errorf("dsconform --help does not mention %q:\n%s", want, out)
+		}
+	}
+}
