@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/url"
@@ -235,3 +236,28 @@ func remove(list []string, s string) []string {
 	}
 	return out
 }
+
+// DetectExtensions probes the server of cfg for the extensions a run with Extensions nil
+// would enable (see detect; "buckets" on the bucketed surface), without running any
+// spec. On the bucketed surface it uses cfg.Bucket, which must exist, or creates and
+// deletes a bucket of its own. Other tools (cmd/dslincheck) use it to match the kit's
+// --extensions auto.
+func DetectExtensions(ctx context.Context, cfg Config) ([]string, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Extensions = nil
+	rt := newRuntime(cfg)
+	if err := rt.prepare(ctx); err != nil {
+		return nil, err
+	}
+	if msg := rt.finish(ctx); msg != "" {
+		return rt.extensions, errors.New("conformance: " + msg)
+	}
+	return rt.extensions, nil
+}
+
+// ParseExtensions reads an --extensions value as the kit does: "auto" is nil (probe),
+// "none" or "" an empty list, else comma-separated known extension ids.
+func ParseExtensions(s string) ([]string, error) { return parseExtensions(s) }

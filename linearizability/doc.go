@@ -16,7 +16,10 @@
 // Stream-Record-Match; record-aware reads), and forks (a fork at an explicit offset
 // starts with the content its source had there; its source, deleted, is soft-deleted).
 // Streams have roles (roles.go); live readers (long-poll and SSE over HTTP, Wait at the
-// engine level) follow the plain streams until EOF.
+// engine level) follow the plain streams until EOF. Config.Extensions selects the
+// extensions whose operations run (cmd/dslincheck probes the server for them).
+// HTTPClient takes the flat surface's stream path and, for a cluster, several base URLs
+// that requests rotate over.
 //
 // Offsets stay opaque: the model knows the position of the tokens it was given with a
 // known content (the tail's, the visible snapshot's, the retention boundary's, a fork

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsd-project/dsd/model"
@@ -33,11 +34,19 @@ type HTTPClient struct {
 	Base    string // no trailing slash
 	Surface Surface
 	Bucket  string // bucketed surface only
+	// StreamPath is the flat surface's stream prefix (default "/v1/stream/").
+	StreamPath string
+	// Bases, when set, are the roots of several servers of one cluster (Base is then
+	// the first): requests go to each in turn, so every client of the workload talks to
+	// every server and a write made through one must be seen through the others.
+	Bases []string
 	// Timeout bounds one non-live request; a request that runs out has an unknown
 	// outcome (default 10 s).
 	Timeout time.Duration
 	// HTTP is the client used (default: one with a pooled transport).
 	HTTP *http.Client
+
+	next atomic.Uint64 // the next entry of Bases
 }
 
 var _ Client = (*HTTPClient)(nil)
@@ -52,9 +61,21 @@ func NewHTTPClient(base string, surface Surface, bucket string) *HTTPClient {
 
 func (c *HTTPClient) streamURL(stream string) string {
 	if c.Surface == SurfaceBucketed {
-		return c.Base + "/" + url.PathEscape(c.Bucket) + "/" + url.PathEscape(stream)
+		return c.base() + "/" + url.PathEscape(c.Bucket) + "/" + url.PathEscape(stream)
 	}
-	return c.Base + "/v1/stream/" + url.PathEscape(stream)
+	prefix := c.StreamPath
+	if prefix == "" {
+		prefix = "/v1/stream/"
+	}
+	return c.base() + prefix + url.PathEscape(stream)
+}
+
+// base is the server root of the next request: Base, or the next of Bases in turn.
+func (c *HTTPClient) base() string {
+	if len(c.Bases) == 0 {
+		return c.Base
+	}
+	return strings.TrimSuffix(c.Bases[(c.next.Add(1)-1)%uint64(len(c.Bases))], "/")
 }
 
 // Setup creates the bucket on the bucketed surface (201, or 409 when it exists).
@@ -81,6 +102,11 @@ type response struct {
 
 // do sends one request with the client's timeout and reads the whole response.
 func (c *HTTPClient) do(method, u string, hdr http.Header, body []byte) (*response, error) {
+	return c.doWith(c.HTTP, method, u, hdr, body)
+}
+
+// doWith is do through hc.
+func (c *HTTPClient) doWith(hc *http.Client, method, u string, hdr http.Header, body []byte) (*response, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
 	defer cancel()
 	var rd io.Reader
@@ -94,7 +120,7 @@ func (c *HTTPClient) do(method, u string, hdr http.Header, body []byte) (*respon
 	for k, v := range hdr {
 		req.Header[k] = v
 	}
-	resp, err := c.HTTP.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}

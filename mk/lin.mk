@@ -16,7 +16,11 @@ LIN_REPORT_DIR := $(REPORT_DIR)/linearizability
 # Extra dslincheck flags, e.g. --exclusive-conflicts to isolate a refusal-before-durability
 # bug (KI-2, fixed) from others.
 LIN_DSLINCHECK_FLAGS ?=
-LIN_RUN = "$(BIN)/dslincheck" --base-url "$$DS_BASE_URL" --clients $(LIN_CLIENTS) --ops $(LIN_OPS) --streams $(LIN_STREAMS)
+# dsd's extensions are named, so that a regression fails instead of being left out by
+# dslincheck's probe (--extensions auto, its default against other servers).
+LIN_EXTENSIONS ?= append-batch,snapshot,bootstrap,json-record-coordinates-v1,fork
+LIN_RUN = "$(BIN)/dslincheck" --base-url "$$DS_BASE_URL" --clients $(LIN_CLIENTS) --ops $(LIN_OPS) --streams $(LIN_STREAMS) \
+          --extensions $(LIN_EXTENSIONS)
 
 .PHONY: linearizability linearizability-engine linearizability-http linearizability-reports
 

@@ -62,3 +62,31 @@ func TestTailOnRefusalIsNotAViolation(t *testing.T) {
 	}
 	t.Logf("%d refusals carried the tail; %s", refusals, res.Summary())
 }
+
+// staleMissing is a test double of a cache in front of a server that has kept a 404 of
+// every stream from before it was created: once a stream is closed, its reads answer 404.
+type staleMissing struct{ Client }
+
+func (c staleMissing) ReadAll(stream string) (Output, []byte) {
+	out, data := c.Client.ReadAll(stream)
+	if out.Status == 200 && out.Closed {
+		return Output{Status: 404}, nil
+	}
+	return out, data
+}
+
+// An unexpected status is an observation the model judges, never a recording error
+// (issue 18 item 12): the run is recorded and reported as a violation, with the
+// history.
+func TestUnexpectedStatusIsAViolationNotARecordingError(t *testing.T) {
+	cfg := testConfig()
+	client := staleMissing{EngineClient{Store: httpd.EngineStore{Engine: openEngine(t)}, Bucket: "stale-missing"}}
+	run, res := recordAndCheck(t, client, cfg)
+	if res.OK() {
+		t.Fatal("reads answering 404 on existing streams were accepted")
+	}
+	if len(run.History.Ops) == 0 {
+		t.Fatal("no history recorded")
+	}
+	t.Logf("reported: %v", res.Errors[0])
+}
