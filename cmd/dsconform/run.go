@@ -51,6 +51,7 @@ func runUsage(fs *flag.FlagSet) {
   dsconform --base-url URL [flags]                 run the kit against a server
   dsconform list [--out FILE]                      write the spec inventory
   dsconform matrix --out FILE --run NAME=DIR ...   regenerate CONFORMANCE.md's tables from reports
+  dsconform results --in DIR --out FILE.json       condense a report into a results file to commit
 
 Exit status: 0 when every selected spec passed; 1 when a spec failed or none was
 selected; 2 on a usage error. The last line printed is "N passed, N failed, N skipped".
