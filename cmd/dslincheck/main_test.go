@@ -16,7 +16,10 @@ import (
 )
 
 // dsd serves an engine on a temporary directory, as cmd/dsd wires it.
-func dsd(t *testing.T) string {
+func dsd(t *testing.T) string { return serve(t, dsdHandler(t)) }
+
+// dsdHandler is dsd's handler over an engine on a temporary directory.
+func dsdHandler(t *testing.T) http.Handler {
 	t.Helper()
 	e, err := engine.Open(t.TempDir(), engine.Options{NoSync: true})
 	if err != nil {
@@ -26,8 +29,13 @@ func dsd(t *testing.T) string {
 	if _, err := e.CreateBucket("default"); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpd.New(httpd.EngineStore{Engine: e}, httpd.Config{
-		LongPollTimeout: 300 * time.Millisecond, CompatBucket: "default"}))
+	return httpd.New(httpd.EngineStore{Engine: e}, httpd.Config{LongPollTimeout: 300 * time.Millisecond,
+		CompatBucket: "default"})
+}
+
+// serve serves h on a loopback port for the test.
+func serve(t *testing.T, h http.Handler) string {
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -148,18 +156,7 @@ func TestExtensionsAreProbed(t *testing.T) {
 		t.Errorf("dsd: extensions %q (%v), want %q", exts, err, workloadExtensions)
 	}
 
-	e, err := engine.Open(t.TempDir(), engine.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	if _, err := e.CreateBucket("default"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(baseOnly(httpd.New(httpd.EngineStore{Engine: e}, httpd.Config{
-		LongPollTimeout: 300 * time.Millisecond, CompatBucket: "default"})))
-	t.Cleanup(srv.Close)
-	o = liveOptions(srv.URL, "")
+	o = liveOptions(serve(t, baseOnly(dsdHandler(t))), "")
 	client = linearizability.NewHTTPClient(o.baseURL, linearizability.SurfaceFlat, o.bucket)
 	if exts, err := extensions(o, client); err != nil || len(exts) != 0 {
 		t.Errorf("a base-protocol server: extensions %q (%v), want none", exts, err)
