@@ -130,7 +130,7 @@ func (s *S) longPollBudget() time.Duration { return 3*s.LongPollTimeout() + 3*ti
 // longPollHint explains a long-poll that got no answer within the budget: most often
 // the server's long-poll timeout is longer than the one the kit was told.
 func (s *S) longPollHint() string {
-	return fmt.Sprintf("no answer within %s; the kit assumes a server long-poll timeout of %s: if the server's is longer, pass it as --long-poll-timeout (Config.LongPollTimeout), e.g. --long-poll-timeout 20s",
+	return fmt.Sprintf("no answer within %s; the kit assumes a server long-poll timeout of %s: if the server's is longer, pass it as --long-poll-timeout (Config.LongPollTimeout), e.g. --long-poll-timeout 20s, or let the kit measure it with --long-poll-timeout auto",
 		s.longPollBudget(), s.LongPollTimeout())
 }
 

@@ -57,7 +57,7 @@ Exit status: 0 when every selected spec passed; 1 when a spec failed or none was
 selected; 2 on a usage error. The last line printed is "N passed, N failed, N skipped".
 Long-polls: the kit assumes the server answers an idle long-poll within
 --long-poll-timeout (default 500ms); against a server with a longer timeout (dsd's
-default is 20s) pass that value.
+default is 20s) pass that value, or --long-poll-timeout auto to measure it once.
 
 Flags of a run (DS_BASE_URL stands in for --base-url):
 `)
