@@ -246,8 +246,8 @@ func (c *HTTPClient) readChunks(stream, offset string) (data []byte, next string
 		}
 		data = append(data, chunk...)
 		next = resp.Header.Get("Stream-Next-Offset")
-		if next == "" {
-			return nil, "", false, 0, errors.New("200 without Stream-Next-Offset")
+		if next == "" { // an observation: the model wants the tail's token (B-5.6-04)
+			return data, "", false, 200, nil
 		}
 		if resp.Header.Get("Stream-Up-To-Date") != "" {
 			closed = strings.EqualFold(strings.TrimSpace(resp.Header.Get("Stream-Closed")), "true")

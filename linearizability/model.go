@@ -67,7 +67,8 @@ type State struct {
 // admission, Stream-Seq order), and they assume the workload's fixed create
 // configuration. Offsets are opaque: the model only requires, per B-8-01, that every
 // token acknowledging an append sorts strictly after every earlier one and that the same
-// tail reads back as the same token.
+// tail reads back as the same token; a refusal (400, 403, 409, 412) that reports an offset
+// must report the tail's.
 //
 // Unknown outcomes (Output.Status == 0) are data: such a write is given Return =
 // math.MaxInt64 by the history (etcd's habit), and Step applies it when it is
