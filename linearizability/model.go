@@ -197,7 +197,7 @@ func stepCreate(s State, in Input, out Output) (bool, State) {
 			StartTok: out.Offset}
 	case s.Closed:
 		return s.refused(out.Status == 409, out)
-	case out.Status != 200:
+	case out.Status != 200 || out.Closed: // the stream is open: no Stream-Closed (B-5.1-02)
 		return false, s
 	}
 	return s.atTail(out.Offset)
