@@ -3,31 +3,26 @@ package engine
 import (
 	"sync"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
 
-// op is one decided change waiting for the committer. Its write runs inside the commit
-// group's transaction and must not fail for logical reasons: every check happened before
-// it was queued. After the commit, pub (if any) runs, then done is closed.
+// op is one decided change waiting for the committer. Its change must not fail for
+// logical reasons: every check happened before it was queued. After the commit, pub (if
+// any) runs, then done is closed.
 type op struct {
-	s     *stream     // the stream it changes, or nil
-	after *streamMeta // s's meta once this op is durable; nil leaves it unwritten
-	drop  bool        // the op removes s's meta: pending meta writes for s are dropped
-	also  []metaChange
-	write func(tx *bolt.Tx) error
-	pub   func()
-	lsn   uint64
-	done  chan struct{}
-	err   error
+	s    *stream        // the stream it changes, or nil
+	ch   storage.Change // what the backend commits (ch.Meta: s's meta once durable)
+	pub  func()
+	lsn  uint64
+	done chan struct{}
+	err  error
 }
 
 // metaChange is a further stream whose meta an op changes (fork reference counts).
 type metaChange struct {
 	s     *stream
 	after *streamMeta
-	drop  bool
 }
 
 // commitQueue hands ops to the committer in the order they were decided. lsn numbers ops;
@@ -109,85 +104,69 @@ func (q *commitQueue) markDurable(lsn uint64) {
 	close(ch)
 }
 
-// commitLoop is the single committer: one bbolt transaction (one fsync) per group of
-// queued ops, then publication to readers and waiters (D4: never from inside the
-// transaction).
+// commitLoop is the single committer: one backend commit (the data file: one transaction,
+// one fsync) per group of queued ops, then publication to readers and waiters (D4: never
+// from inside the commit).
 func (e *Engine) commitLoop() {
 	defer e.bg.Done()
 	var buf []*op
-	dirty := make(map[*stream]*streamMeta)
+	var group []storage.Change
 	for {
 		batch, ok := e.q.take(buf)
 		if !ok {
 			return
 		}
-		var err error
-		if p := e.failed.Load(); p != nil {
-			err = *p
-		} else {
-			err = e.db.Update(func(tx *bolt.Tx) error {
-				if hook := e.commitHook.Load(); hook != nil {
-					if err := (*hook)(); err != nil {
-						return err
-					}
-				}
-				return applyBatch(tx, batch, dirty)
-			})
-			if err != nil {
-				e.fail(err)
-			}
+		group = group[:0]
+		for _, o := range batch {
+			group = append(group, o.ch)
 		}
-		if hook := e.pubHook.Load(); hook != nil && err == nil {
+		errs := e.commitGroup(group)
+		if hook := e.pubHook.Load(); hook != nil && errs[0] == nil {
 			(*hook)()
 		}
-		for _, o := range batch {
-			if err == nil && o.pub != nil {
+		for i, o := range batch {
+			if errs[i] == nil && o.pub != nil {
 				o.pub()
 			}
-			if err != nil {
-				o.err = err
-			}
+			o.err = errs[i]
 			close(o.done)
 		}
-		if err == nil {
+		if errs[len(errs)-1] == nil {
 			e.q.markDurable(batch[len(batch)-1].lsn)
 		} else {
 			e.q.markDurable(0)
 		}
 		clear(batch)
 		buf = batch[:0]
+		clear(group)
 	}
 }
 
-func applyBatch(tx *bolt.Tx, batch []*op, dirty map[*stream]*streamMeta) error {
-	clear(dirty)
-	for _, o := range batch {
-		if o.write != nil {
-			if err := o.write(tx); err != nil {
-				return err
+// commitGroup commits group unless storage has failed, and returns one result per
+// change; a store failure becomes sticky.
+func (e *Engine) commitGroup(group []storage.Change) []error {
+	errs := make([]error, len(group))
+	var err error
+	if p := e.failed.Load(); p != nil {
+		err = *p
+	} else if hook := e.commitHook.Load(); hook != nil {
+		err = (*hook)()
+	}
+	if err == nil {
+		errs = e.st.Commit(group)
+		for _, err := range errs {
+			if err != nil {
+				e.fail(err)
+				break
 			}
 		}
-		markDirty(dirty, o.s, o.after, o.drop)
-		for _, c := range o.also {
-			markDirty(dirty, c.s, c.after, c.drop)
-		}
+		return errs
 	}
-	metaB := tx.Bucket(bktMeta)
-	for _, m := range dirty {
-		if err := metaB.Put(sidKey(m.ID), encodeMeta(m)); err != nil {
-			return err
-		}
+	e.fail(err)
+	for i := range errs {
+		errs[i] = err
 	}
-	return nil
-}
-
-func markDirty(dirty map[*stream]*streamMeta, s *stream, after *streamMeta, drop bool) {
-	switch {
-	case drop:
-		delete(dirty, s)
-	case after != nil:
-		dirty[s] = after
-	}
+	return errs
 }
 
 // fail makes a storage failure sticky (D4).

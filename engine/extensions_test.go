@@ -234,7 +234,7 @@ func TestRetentionKeepsDataFileBounded(t *testing.T) {
 		return fi.Size()
 	}
 	var afterWarmup int64
-	const rounds, perRound = 80, 64 // 80 MiB written; bbolt grows its file 16 MiB at a time
+	const rounds, perRound = 80, 64 // 80 MiB written; the data file grows 16 MiB at a time
 	for r := 0; r < rounds; r++ {
 		var tail model.Offset
 		for i := 0; i < perRound; i++ {

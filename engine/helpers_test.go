@@ -4,13 +4,13 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/dsd-project/dsd/engine/boltstore"
 
 	"github.com/dsd-project/dsd/model"
 )
 
 // testEngine is an Engine on a temporary data dir, with a settable clock. Its cleanup
-// closes it and runs bbolt's consistency check (the btesting habit).
+// closes it and runs the data file's consistency check (the btesting habit).
 type testEngine struct {
 	*Engine
 	t   testing.TB
@@ -57,19 +57,14 @@ func (te *testEngine) closeAndCheck() {
 		return
 	}
 	_ = te.Engine.Close()
-	db, err := bolt.Open(te.dir+"/dsd.db", 0o600, &bolt.Options{ReadOnly: true})
+	st, err := boltstore.Open(te.dir, boltstore.Options{Timeout: time.Second})
 	if err != nil {
 		te.t.Errorf("reopen for check: %v", err)
 		return
 	}
-	defer db.Close()
-	if err := db.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			return err
-		}
-		return nil
-	}); err != nil {
-		te.t.Errorf("bbolt consistency check: %v", err)
+	defer st.Close()
+	if err := st.Check(); err != nil {
+		te.t.Errorf("data file consistency check: %v", err)
 	}
 }
 
