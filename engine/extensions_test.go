@@ -223,6 +223,7 @@ func TestRecordReads(t *testing.T) {
 // A steady append + snapshot + retention loop keeps the data file bounded: trimmed pages
 // are reused. Spec: extension §2.2 (storage below retention is freed).
 func TestRetentionKeepsDataFileBounded(t *testing.T) {
+	fileOnly(t)
 	te := newTestEngine(t)
 	te.mustCreate("loop", "application/octet-stream", "")
 	payload := strings.Repeat("z", 16<<10)

@@ -9,7 +9,15 @@ import (
 // Commit applies the group in one transaction (one fsync): every change is durable, or
 // none is and each gets the transaction's error.
 func (s *Store) Commit(group []storage.Change) []error {
-	err := s.db.Update(func(tx *bolt.Tx) error { return applyGroup(tx, group) })
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := applyGroup(tx, group); err != nil {
+			return err
+		}
+		if f := s.fault.Load(); f != nil {
+			return (*f)()
+		}
+		return nil
+	})
 	out := make([]error, len(group))
 	if err != nil {
 		for i := range out {

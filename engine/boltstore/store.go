@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -32,7 +33,8 @@ type Options struct {
 
 // Store is a storage.Backend on one bbolt file.
 type Store struct {
-	db *bolt.DB
+	db    *bolt.DB
+	fault atomic.Pointer[func() error]
 }
 
 var _ storage.Backend = (*Store)(nil)
@@ -115,4 +117,14 @@ func (s *Store) Check() error {
 		}
 		return nil
 	})
+}
+
+// SetFault installs a test hook that runs inside every commit transaction after the
+// group is applied: an error rolls the whole group back and fails it (nil removes it).
+func (s *Store) SetFault(f func() error) {
+	if f == nil {
+		s.fault.Store(nil)
+		return
+	}
+	s.fault.Store(&f)
 }
