@@ -135,6 +135,8 @@ func (e *Engine) decideAppend(s *stream, req *AppendRequest, msgs [][]byte, pars
 // (an expired stream is deleted here, A-14). s.mu and not e.mu is held.
 func (e *Engine) liveForWrite(s *stream, now time.Time) error {
 	switch {
+	case s.broken.Load() != nil:
+		return model.ErrStorageFailed // its commit failed: refused until reloaded (D4)
 	case s.deleted:
 		return model.ErrStreamNotFound
 	case s.m.SoftDeleted:

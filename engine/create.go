@@ -95,6 +95,9 @@ func (e *Engine) Create(key model.StreamKey, req CreateRequest) (CreateResult, e
 func (e *Engine) existingForCreate(s *stream, req *CreateRequest, now time.Time) (res CreateResult, lsn uint64, done bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.broken.Load() != nil {
+		return res, 0, true, model.ErrStorageFailed
+	}
 	if s.deleted {
 		return res, 0, false, nil
 	}
@@ -195,10 +198,12 @@ func (e *Engine) queueCreate(m *streamMeta, b *bucketState, entries []cachedMsg,
 	if m.Snapshot != nil {
 		ch.PutSnapshot = &storage.SnapshotBody{Offset: m.Snapshot.Offset, Body: snapBody}
 	}
+	var others []*stream
 	for _, c := range also {
 		ch.Also = append(ch.Also, c.after.stored())
+		others = append(others, c.s)
 	}
-	o := &op{s: s, ch: ch,
+	o := &op{s: s, others: others, ch: ch,
 		pub: func() {
 			s.publish(m, entries)
 			for _, c := range also {

@@ -26,6 +26,8 @@ func (e *Engine) Delete(key model.StreamKey) error {
 	decided := s.lastLSN
 	var o *op
 	switch {
+	case s.broken.Load() != nil:
+		err = model.ErrStorageFailed
 	case s.deleted:
 		err = model.ErrStreamNotFound
 	case s.m.SoftDeleted:
@@ -118,6 +120,7 @@ func (e *Engine) releaseSourceLocked(m *streamMeta, o *op, victims *[]*stream) e
 		if nm.Refs > 0 || !nm.SoftDeleted {
 			src.m = nm
 			o.ch.Also = append(o.ch.Also, nm.stored())
+			o.others = append(o.others, src)
 			prev := o.pub
 			o.pub = func() { prev(); src.publish(nm, nil) }
 			src.mu.Unlock()
@@ -125,6 +128,7 @@ func (e *Engine) releaseSourceLocked(m *streamMeta, o *op, victims *[]*stream) e
 		}
 		src.m = nm
 		*victims = append(*victims, src)
+		o.others = append(o.others, src)
 		src.mu.Unlock()
 		m = nm
 	}

@@ -69,14 +69,19 @@ type Engine struct {
 	nextSID uint64
 
 	q         commitQueue
-	failed    atomic.Pointer[error] // sticky storage failure (D4)
+	commitMu  sync.Mutex            // held by the committer per group, and by recovery
+	group     []storage.Change      // the committer's buffers
+	groupIdx  []int                 //
+	brokenSet map[*stream]struct{}  // streams whose commit failed alone (committer's)
+	failed    atomic.Pointer[error] // storage failure, until a probe commit succeeds (D4)
+	failedAt  time.Time             // when it began (committer and prober)
+	gcFailing atomic.Bool           // background clean-up is failing (logged once)
 	closing   atomic.Bool
 	stop      chan struct{}
 	bg        sync.WaitGroup
 	startedMs int64
 
-	commitHook atomic.Pointer[func() error] // tests: fault injection before each commit
-	pubHook    atomic.Pointer[func()]       // tests: runs between a commit and its publication
+	pubHook atomic.Pointer[func()] // tests: runs between a commit and its publication
 }
 
 // ErrLocked is returned by Open when another process holds the data file.
@@ -106,6 +111,7 @@ func OpenBackend(st storage.Backend, opts Options) (*Engine, error) {
 		st: st, opts: opts, now: opts.Clock,
 		streams: make(map[string]*stream), byID: make(map[uint64]*stream),
 		buckets: make(map[string]*bucketState), stop: make(chan struct{}),
+		brokenSet: make(map[*stream]struct{}),
 	}
 	e.startedMs = e.now().UnixMilli()
 	sid, err := st.LastSID()
@@ -136,10 +142,11 @@ func (e *Engine) Close() error {
 // Path returns where the backend keeps the data (boltstore: the data file's path).
 func (e *Engine) Path() string { return e.st.Path() }
 
-// checkWritable returns the sticky failure or the shutdown error, if any.
+// checkWritable returns model.ErrStorageFailed while the store has failed (the cause is
+// logged, not returned: D4), model.ErrShuttingDown after Close, else nil.
 func (e *Engine) checkWritable() error {
-	if p := e.failed.Load(); p != nil {
-		return fmt.Errorf("%w: %v", model.ErrStorageFailed, *p)
+	if e.failed.Load() != nil {
+		return model.ErrStorageFailed
 	}
 	if e.closing.Load() {
 		return model.ErrShuttingDown

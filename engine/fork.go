@@ -118,6 +118,8 @@ func (e *Engine) createForkLocked(key model.StreamKey, b *bucketState, req *Crea
 func forkableView(src *stream, now time.Time) (*streamMeta, error) {
 	sv := src.vis
 	switch {
+	case src.broken.Load() != nil:
+		return nil, model.ErrStorageFailed
 	case src.deleted || src.visDeleted || sv == nil:
 		return nil, model.ErrForkSourceMiss
 	case sv.SoftDeleted || src.m.SoftDeleted:

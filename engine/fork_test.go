@@ -89,25 +89,6 @@ func TestForkSoftDeleteAndCascade(t *testing.T) {
 	}
 }
 
-// After a failed commit the engine refuses every write with ErrStorageFailed and
-// acknowledges nothing it could not persist. Spec: D4.
-func TestStorageFailureIsSticky(t *testing.T) {
-	te := newTestEngine(t)
-	te.mustCreate("x", "text/plain", "ok")
-	hook := func() error { return errors.New("disk on fire") }
-	te.commitHook.Store(&hook)
-	if _, err := te.Append(key("x"), AppendRequest{MediaType: "text/plain", Body: []byte("lost")}); !errors.Is(err, model.ErrStorageFailed) {
-		t.Fatalf("append during failure: %v", err)
-	}
-	te.commitHook.Store(nil)
-	if _, err := te.Append(key("x"), AppendRequest{MediaType: "text/plain", Body: []byte("later")}); !errors.Is(err, model.ErrStorageFailed) {
-		t.Fatalf("append after failure: %v", err)
-	}
-	if got := string(te.readAll("x").Data); got != "ok" {
-		t.Fatalf("reads %q", got)
-	}
-}
-
 // A fork of a stream whose retention advanced inherits the source's snapshot when it lies
 // at or before the fork point, so the fork's /bootstrap covers its retained start; with
 // no such snapshot the fork is refused (410). Spec: extension §3.4, B-4.2 (our choice).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dsd-project/dsd/engine/boltstore"
 	"github.com/dsd-project/dsd/engine/memstore"
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -129,4 +130,21 @@ func (te *testEngine) readAll(name string) ReadResult {
 		te.t.Fatalf("read %s: %v", name, err)
 	}
 	return res
+}
+
+// setFault makes every commit and probe of the store fail with err (nil: none fail).
+func (te *testEngine) setFault(err error) {
+	if te.mem != nil {
+		var f memstore.Fault
+		if err != nil {
+			f = func(string, *storage.Change) error { return err }
+		}
+		te.mem.SetFault(f)
+		return
+	}
+	var f func() error
+	if err != nil {
+		f = func() error { return err }
+	}
+	te.st.(*boltstore.Store).SetFault(f)
 }

@@ -73,12 +73,13 @@ func (e *Engine) decideRetention(s *stream, at Position) (*op, StreamInfo, uint6
 
 // trimRetained frees, a bounded batch at a time, the data below each stream's retention
 // boundary (its own segment only: inherited data belongs to the source). It is
-// background work: a failure is logged and retried at the next sweep (D4).
-func (e *Engine) trimRetained() {
+// background work: a failure is logged and retried at the next sweep (D4). It reports
+// whether it met no failure.
+func (e *Engine) trimRetained() bool {
 	sids, err := e.st.Trims()
 	if err != nil {
 		e.gcFailed("list streams to trim", err)
-		return
+		return false
 	}
 	for _, sid := range sids {
 		e.mu.Lock()
@@ -91,11 +92,12 @@ func (e *Engine) trimRetained() {
 			finished, err := e.st.Trim(sid, gcBatchKeys)
 			if err != nil {
 				e.gcFailed("trim retained data", err)
-				return
+				return false
 			}
 			if finished {
 				break
 			}
 		}
 	}
+	return true
 }

@@ -205,6 +205,8 @@ func (e *Engine) DeleteSnapshot(key model.StreamKey, at model.Offset) error {
 	s.mu.Lock()
 	cur := s.m.Snapshot
 	switch {
+	case s.broken.Load() != nil:
+		err = model.ErrStorageFailed
 	case cur == nil || cur.Offset != uint64(at):
 		err = model.ErrSnapshotNotFound
 	case s.m.RetainedFrom > 0:

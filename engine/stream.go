@@ -30,9 +30,10 @@ type stream struct {
 	cache      tailCache
 	cacheUsed  int64 // Unix ms of the last publish or cache read
 
-	access atomic.Int64 // last GET/POST, Unix ms (sliding TTL)
-	live   atomic.Int32 // open long-poll and SSE requests (A-14: never expire while > 0)
-	pins   atomic.Int32 // bootstraps in flight: retained data is not trimmed meanwhile
+	broken atomic.Pointer[error] // a commit of this stream alone failed: reload pending (D4)
+	access atomic.Int64          // last GET/POST, Unix ms (sliding TTL)
+	live   atomic.Int32          // open long-poll and SSE requests (A-14: never expire while > 0)
+	pins   atomic.Int32          // bootstraps in flight: retained data is not trimmed meanwhile
 }
 
 func newStream(m *streamMeta, committed bool, cacheBytes int) *stream {

@@ -34,8 +34,10 @@ func (e *Engine) sweepLoop() {
 		if n%metaScanEvery == 0 {
 			e.expireStored()
 		}
-		e.collectTrash()
-		e.trimRetained()
+		collected := e.collectTrash()
+		if trimmed := e.trimRetained(); collected && trimmed {
+			e.gcWorked()
+		}
 		e.dropIdleCaches(cacheIdle)
 	}
 }
@@ -104,27 +106,40 @@ func (e *Engine) expireStored() {
 // collectTrash frees, a bounded batch at a time, the storage of deleted incarnations.
 // It is background work: a failure is logged and retried at the next sweep, and never
 // blocks client writes (D4).
-func (e *Engine) collectTrash() {
+// It reports whether it met no failure.
+func (e *Engine) collectTrash() bool {
 	sids, err := e.st.Trash(16)
 	if err != nil {
 		e.gcFailed("list deleted streams", err)
-		return
+		return false
 	}
 	for _, sid := range sids {
 		finished, err := e.st.Collect(sid, gcBatchKeys)
 		if err != nil {
 			e.gcFailed("free a deleted stream", err)
-			return
+			return false
 		}
 		if !finished {
-			return
+			break
 		}
+	}
+	return true
+}
+
+// gcFailed logs a failure of background clean-up once until it works again; it is
+// retried at the next sweep (D4).
+func (e *Engine) gcFailed(what string, err error) {
+	if e.gcFailing.CompareAndSwap(false, true) {
+		slog.Error("engine: background clean-up failed; retrying at every sweep", "task", what,
+			"store", e.st.Path(), "cause", err)
 	}
 }
 
-// gcFailed logs a failure of background clean-up; it is retried at the next sweep.
-func (e *Engine) gcFailed(what string, err error) {
-	slog.Warn("engine: background clean-up failed; retrying later", "task", what, "cause", err)
+// gcWorked logs that background clean-up works again after a failure.
+func (e *Engine) gcWorked() {
+	if e.gcFailing.CompareAndSwap(true, false) {
+		slog.Info("engine: background clean-up works again", "store", e.st.Path())
+	}
 }
 
 // flushAccessTimes persists the sliding-TTL access times of loaded streams at shutdown.

@@ -105,7 +105,13 @@ func (s *Store) LastSID() (uint64, error) {
 // Probe writes the time of the probe into the system bucket, in a transaction of its own.
 func (s *Store) Probe() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bktSystem).Put(keyProbe, u64(uint64(time.Now().UnixMilli())))
+		if err := tx.Bucket(bktSystem).Put(keyProbe, u64(uint64(time.Now().UnixMilli()))); err != nil {
+			return err
+		}
+		if f := s.fault.Load(); f != nil {
+			return (*f)()
+		}
+		return nil
 	})
 }
 
@@ -119,8 +125,8 @@ func (s *Store) Check() error {
 	})
 }
 
-// SetFault installs a test hook that runs inside every commit transaction after the
-// group is applied: an error rolls the whole group back and fails it (nil removes it).
+// SetFault installs a test hook that runs inside every commit (and probe) transaction
+// after its writes: an error rolls the whole group back and fails it (nil removes it).
 func (s *Store) SetFault(f func() error) {
 	if f == nil {
 		s.fault.Store(nil)
