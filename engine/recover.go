@@ -74,12 +74,18 @@ func (e *Engine) recoverStore() {
 		"failed_for", time.Since(e.failedAt).Round(time.Millisecond).String())
 }
 
-// resetLocked makes s's decided state its committed state. A stream whose creation never
+// resetLocked makes s's decided state its committed state, which a failed group never
+// changed; a broken stream is reloaded from the store. A stream whose creation never
 // committed is forgotten (a lookup then finds whatever the store binds to its path).
-// e.mu and s.mu are held.
+// e.mu, s.mu and e.commitMu are held.
 func (e *Engine) resetLocked(s *stream) {
 	switch {
 	case s.visDeleted:
+		return
+	case s.broken.Load() != nil:
+		if e.reloadLocked(s) == nil {
+			delete(e.brokenSet, s)
+		}
 		return
 	case s.vis == nil:
 		s.deleted = true
