@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/dsd-project/dsd/engine/memstore"
 	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
@@ -212,5 +214,39 @@ func TestCleanupFailureDoesNotBlockWrites(t *testing.T) {
 	}
 	if trash, _ := te.st.Trash(10); len(trash) != 0 {
 		t.Fatalf("trash left: %v", trash)
+	}
+}
+
+// A commit reported failed may still have landed (its sync failed after the write):
+// recovery takes the committed state from the store, not from memory, so the stream's
+// tail and producer state include it and nothing is written twice at one offset.
+// Spec: D4 (amended), design/distributed.md §4.4 (in-doubt outcomes).
+func TestRecoveryReadsTheStore(t *testing.T) {
+	if !onMemory() {
+		t.Skip("needs the memory backend's applied-then-failed fault (DSD_TEST_BACKEND=memory)")
+	}
+	te := newTestEngine(t)
+	te.mustCreate("x", "text/plain", "ok")
+	p := &model.Producer{ID: "w", Epoch: 0, Seq: 0}
+	te.mem.SetFault(func(what string, _ *storage.Change) error {
+		if what == "commit" {
+			return fmt.Errorf("fsync: %w", memstore.ErrApplied)
+		}
+		return errors.New("still failing")
+	})
+	if _, err := te.Append(key("x"), AppendRequest{MediaType: "text/plain", Body: []byte("|landed"), Producer: p}); !errors.Is(err, model.ErrStorageFailed) {
+		t.Fatalf("append: %v", err)
+	}
+	te.mem.SetFault(nil)
+	res := untilWritable(t, te, "x", "|next")
+	if res.Tail != model.Offset(len("ok|landed|next")) {
+		t.Fatalf("tail %d: recovery did not take the landed write from the store", res.Tail)
+	}
+	if got := string(te.readAll("x").Data); got != "ok|landed|next" {
+		t.Fatalf("reads %q", got)
+	}
+	dup, err := te.Append(key("x"), AppendRequest{MediaType: "text/plain", Body: []byte("|landed"), Producer: p})
+	if err != nil || dup.Outcome != Duplicate {
+		t.Fatalf("retry of the landed producer append: %+v %v", dup, err)
 	}
 }

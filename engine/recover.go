@@ -23,7 +23,8 @@ func (e *Engine) storeFailed(err error) {
 	go e.probeLoop()
 }
 
-// probeLoop probes the store until a probe commit succeeds, then recovers.
+// probeLoop probes the store until a probe commit succeeds and recovery has re-read
+// the loaded streams.
 func (e *Engine) probeLoop() {
 	defer e.bg.Done()
 	t := time.NewTicker(probeEvery)
@@ -34,8 +35,7 @@ func (e *Engine) probeLoop() {
 			return
 		case <-t.C:
 		}
-		if e.st.Probe() == nil {
-			e.recoverStore()
+		if e.st.Probe() == nil && e.recoverStore() == nil {
 			return
 		}
 	}
@@ -43,9 +43,11 @@ func (e *Engine) probeLoop() {
 
 // recoverStore leaves the failed state. With the committer, every decider and every
 // stream held still, it fails what was decided before (queued ops of the old
-// generation) and resets every loaded stream's decided state to its committed state,
-// which a failed group never changed; buckets reload from the store.
-func (e *Engine) recoverStore() {
+// generation) and replaces every loaded stream's decided and committed state with the
+// store's: a failed commit may still have landed (a sync that failed after the write), so
+// the store, not memory, says what is committed. Buckets reload from the store too. A
+// failed read leaves the engine failed; the next probe tries again.
+func (e *Engine) recoverStore() error {
 	e.commitMu.Lock()
 	defer e.commitMu.Unlock()
 	e.mu.Lock()
@@ -55,6 +57,11 @@ func (e *Engine) recoverStore() {
 		s.mu.Lock()
 		held = append(held, s)
 	}
+	defer func() {
+		for _, s := range held {
+			s.mu.Unlock()
+		}
+	}()
 	if ops := e.q.drain(); len(ops) > 0 {
 		for _, o := range ops {
 			o.err = storage.ErrUnknown // never attempted: reported as a storage failure
@@ -62,38 +69,20 @@ func (e *Engine) recoverStore() {
 		}
 		e.q.settle(ops[0].lsn, ops[len(ops)-1].lsn, true)
 	}
-	for _, s := range held {
-		e.resetLocked(s)
-	}
-	for _, s := range held {
-		s.mu.Unlock()
-	}
 	clear(e.buckets)
+	for _, s := range held {
+		if s.visDeleted {
+			continue
+		}
+		if err := e.reloadLocked(s); err != nil {
+			return err
+		}
+		delete(e.brokenSet, s)
+	}
 	e.failed.Store(nil)
 	slog.Info("engine: storage recovered; taking writes again", "store", e.st.Path(),
 		"failed_for", time.Since(e.failedAt).Round(time.Millisecond).String())
-}
-
-// resetLocked makes s's decided state its committed state, which a failed group never
-// changed; a broken stream is reloaded from the store. A stream whose creation never
-// committed is forgotten (a lookup then finds whatever the store binds to its path).
-// e.mu, s.mu and e.commitMu are held.
-func (e *Engine) resetLocked(s *stream) {
-	switch {
-	case s.visDeleted:
-		return
-	case s.broken.Load() != nil:
-		if e.reloadLocked(s) == nil {
-			delete(e.brokenSet, s)
-		}
-		return
-	case s.vis == nil:
-		s.deleted = true
-		e.forgetLocked(s)
-		return
-	}
-	s.m, s.deleted, s.lastLSN, s.metaMs = s.vis, false, 0, 0
-	clear(s.producers)
+	return nil
 }
 
 // forgetLocked drops s from the engine's maps. e.mu is held.

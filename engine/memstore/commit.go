@@ -1,6 +1,8 @@
 package memstore
 
 import (
+	"errors"
+
 	"github.com/dsd-project/dsd/engine/storage"
 )
 
@@ -27,6 +29,11 @@ func (s *Store) Commit(group []storage.Change) []error {
 			case err == nil:
 			case storage.PerStream(err):
 				errs[i], failed[c.SID] = err, err
+			case errors.Is(err, ErrApplied):
+				for i := range group {
+					s.d.apply(&group[i])
+				}
+				return fill(errs, err)
 			default:
 				return fill(errs, err)
 			}

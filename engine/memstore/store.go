@@ -16,10 +16,15 @@ import (
 // ErrClosed is returned by every call on a closed handle.
 var ErrClosed = errors.New("memstore: closed")
 
+// ErrApplied, wrapped in a fault's error for "commit", makes the group fail after it was
+// applied: a write that landed although its sync failed.
+var ErrApplied = errors.New("memstore: applied, then failed")
+
 // Fault decides whether one storage call fails (tests). what is "commit" (asked once per
 // change, with the change), "probe", "collect" or "trim" (c nil). A per-stream error
 // (storage.ErrConflict, storage.ErrUnknown) fails that change and the later changes of
-// its stream in the group; any other error fails the whole group, which applies nothing.
+// its stream in the group; any other error fails the whole group, which applies nothing
+// (unless it wraps ErrApplied).
 type Fault func(what string, c *storage.Change) error
 
 // Store is a handle on in-memory stream state.
