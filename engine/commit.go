@@ -33,7 +33,7 @@ func (e *Engine) process(batch []*op) {
 	e.group, e.groupIdx = e.group[:0], e.groupIdx[:0]
 	gen := e.q.generation()
 	for i, o := range batch {
-		if o.gen != gen || (o.s != nil && o.s.broken.Load() != nil) {
+		if o.gen != gen || o.onBroken() {
 			errs[i] = model.ErrStorageFailed
 			continue
 		}
@@ -71,6 +71,19 @@ func (e *Engine) process(batch []*op) {
 	if len(e.brokenSet) > 0 {
 		e.repairBroken()
 	}
+}
+
+// onBroken reports whether o changes a stream whose earlier commit failed alone.
+func (o *op) onBroken() bool {
+	if o.s != nil && o.s.broken.Load() != nil {
+		return true
+	}
+	for _, s := range o.others {
+		if s.broken.Load() != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // commitGroup commits group unless the store has failed, and returns one result per

@@ -5,8 +5,9 @@
 //
 // Every decision (closure, content type, producer admission, Stream-Seq, offsets) is taken
 // against the stream's in-memory state under the stream's lock, then queued to the
-// committer as one operation; the caller is answered only after the transaction holding
-// that operation has committed and synced. Readers see only committed state.
+// committer as one operation; the caller is answered only after the backend's commit
+// holding that operation is durable (the data file: committed and synced). Readers see
+// only committed state. A storage failure is handled per D4 (recover.go).
 package engine
 
 import (

@@ -66,7 +66,7 @@ func (s *stream) view() *streamMeta {
 }
 
 // publish installs committed state, feeds the tail cache and wakes waiters. It runs on
-// the committer after the transaction commits.
+// the committer after the commit.
 func (s *stream) publish(after *streamMeta, msgs []cachedMsg) {
 	s.mu.Lock()
 	if after != nil {

@@ -32,8 +32,10 @@ func PerStream(err error) bool {
 }
 
 // Backend is a store of streams. Commit is called by one goroutine at a time (the
-// engine's committer); reads may run concurrently with it and with each other and see
-// committed state only. Read errors are storage failures; a missing item is not an error.
+// engine's committer); reads, Probe and the clean-up calls (Collect, Trim) may run
+// concurrently with it and with each other. Reads see committed state only and return
+// values the caller may keep and change. Read errors are storage failures; a missing item
+// is not an error.
 type Backend interface {
 	// Commit makes group durable in order and returns one result per change: nil once
 	// durable, ErrConflict, ErrUnknown, or a store failure. A backend whose group is one
