@@ -77,7 +77,11 @@ func (e *Engine) deleteLocked(s *stream) (*op, error) {
 	for _, v := range victims {
 		o.ch.Unbind = append(o.ch.Unbind, storage.Binding{Name: v.key, Bucket: v.m.Bucket, SID: v.sid})
 	}
+	released := o.pub // the surviving source's new reference count, if any
 	o.pub = func() {
+		if released != nil {
+			released()
+		}
 		for _, v := range victims {
 			v.publishDelete()
 		}
@@ -121,8 +125,7 @@ func (e *Engine) releaseSourceLocked(m *streamMeta, o *op, victims *[]*stream) e
 			src.m = nm
 			o.ch.Also = append(o.ch.Also, nm.stored())
 			o.others = append(o.others, src)
-			prev := o.pub
-			o.pub = func() { prev(); src.publish(nm, nil) }
+			o.pub = func() { src.publish(nm, nil) }
 			src.mu.Unlock()
 			return nil
 		}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"errors"
 	"testing"
 
@@ -123,5 +125,26 @@ func TestForkOfRetainedStream(t *testing.T) {
 	early := off(2)
 	if _, err := te.Create(key("g"), forkReq("src", &early, 0)); !errors.Is(err, model.ErrOffsetGone) {
 		t.Fatalf("fork before the visible snapshot of a retained stream: %v", err)
+	}
+}
+
+// Deleting a fork publishes its source's dropped reference: an expired source that no
+// fork references any more answers 404 (deleted), not 410 (kept for forks). Spec:
+// B-4.2-10, A-14, A-23.
+func TestForkDeletePublishesSourceRefs(t *testing.T) {
+	te := newTestEngine(t)
+	ttl := uint64(10)
+	if _, err := te.Create(key("src"), CreateRequest{ContentType: "text/plain", MediaType: "text/plain", TTL: &ttl, Body: []byte("s")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Create(key("f"), forkReq("src", nil, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := te.Delete(key("f")); err != nil {
+		t.Fatal(err)
+	}
+	te.clk.advance(11 * time.Second)
+	if _, err := te.Head(key("src")); !errors.Is(err, model.ErrStreamNotFound) {
+		t.Fatalf("head of an expired source without forks: %v", err)
 	}
 }
