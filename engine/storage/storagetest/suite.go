@@ -6,6 +6,8 @@ package storagetest
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/dsd-project/dsd/engine/storage"
@@ -40,6 +42,7 @@ func Run(t *testing.T, h Harness) {
 		{"CollectDeleted", testCollect},
 		{"TrimRetained", testTrim},
 		{"RestartIsReopen", testRestart},
+		{"ReadsDuringCommits", testConcurrentReads},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
@@ -531,5 +534,52 @@ func testRestart(t *testing.T, h Harness) {
 	}
 	if rec, _ := b.Bucket("bk"); rec == nil || rec.Streams != 1 || rec.CreatedMs != 3 {
 		t.Fatalf("bucket after restart %+v", rec)
+	}
+}
+
+// Reads running while groups commit see whole groups: a stream's data up to any tail it
+// reports is all there (run with -race).
+func testConcurrentReads(t *testing.T, h Harness) {
+	b, _ := open(t, h)
+	commit(t, b, create(1, "bk", "s", "text/plain", false))
+	const appends = 200
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for r := 0; r < 3; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				m, err := b.Stream("bk/s")
+				if err != nil || m == nil {
+					errs <- fmt.Errorf("stream: %v %v", m, err)
+					return
+				}
+				n := uint64(0)
+				err = b.Messages(own(m), 0, m.Tail, storage.Limits{Bytes: 1 << 30}, func(_ uint64, val []byte) { n += uint64(len(val) - 1) })
+				if m.Tail > 0 && (err != nil || n != m.Tail) {
+					errs <- fmt.Errorf("read %d of tail %d: %v", n, m.Tail, err)
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < appends; i++ {
+		commit(t, b, storage.Change{SID: 1, Messages: msgs(uint64(i)*2, "ab")})
+	}
+	close(done)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if m := mustStream(t, b, "bk/s"); m.Tail != 2*appends {
+		t.Fatalf("tail %d", m.Tail)
 	}
 }
