@@ -41,8 +41,13 @@ func (e *Engine) process(batch []*op) {
 		e.groupIdx = append(e.groupIdx, i)
 	}
 	if len(e.group) > 0 {
+		ok := true
 		for j, err := range e.commitGroup(e.group) {
 			errs[e.groupIdx[j]] = err
+			ok = ok && err == nil
+		}
+		if ok {
+			e.committedAgain()
 		}
 	}
 	clear(e.group)

@@ -69,18 +69,19 @@ type Engine struct {
 	buckets map[string]*bucketState
 	nextSID uint64
 
-	q         commitQueue
-	commitMu  sync.Mutex            // held by the committer per group, and by recovery
-	group     []storage.Change      // the committer's buffers
-	groupIdx  []int                 //
-	brokenSet map[*stream]struct{}  // streams whose commit failed alone (committer's)
-	failed    atomic.Pointer[error] // storage failure, until a probe commit succeeds (D4)
-	failedAt  time.Time             // when it began (committer and prober)
-	gcFailing atomic.Bool           // background clean-up is failing (logged once)
-	closing   atomic.Bool
-	stop      chan struct{}
-	bg        sync.WaitGroup
-	startedMs int64
+	q          commitQueue
+	commitMu   sync.Mutex            // held by the committer per group, and by recovery
+	group      []storage.Change      // the committer's buffers
+	groupIdx   []int                 //
+	brokenSet  map[*stream]struct{}  // streams whose commit failed alone (committer's)
+	failed     atomic.Pointer[error] // storage failure, until a probe commit succeeds (D4)
+	failedAt   time.Time             // when it began (committer's)
+	failLogged bool                  // the failure is logged, its recovery not yet (committer's)
+	gcFailing  atomic.Bool           // background clean-up is failing (logged once)
+	closing    atomic.Bool
+	stop       chan struct{}
+	bg         sync.WaitGroup
+	startedMs  int64
 
 	pubHook atomic.Pointer[func()] // tests: runs between a commit and its publication
 }

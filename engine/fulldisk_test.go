@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ func TestFullDiskRecovers(t *testing.T) {
 		t.Skip("mounts a tmpfs (root only): set DSD_FULL_DISK_TEST=1 to run")
 	}
 	fileOnly(t)
+	logs := countLogs(t)
 	mnt := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs (%v): %s", err, out)
@@ -59,6 +61,13 @@ func TestFullDiskRecovers(t *testing.T) {
 	if !failed {
 		t.Fatal("appends never failed on a full disk")
 	}
+	// While the disk stays full, probes may succeed (small writes fit in the file's free
+	// pages) and appends fail again: still one failure in the log.
+	for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if _, err := e.Append(k, AppendRequest{MediaType: "text/plain", Body: unit}); err == nil {
+			acked.Write(unit)
+		}
+	}
 	if err := os.Remove(filepath.Join(mnt, "filler")); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +84,9 @@ func TestFullDiskRecovers(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("writes resumed %v after space was freed; %d bytes acknowledged", time.Since(start).Round(time.Millisecond), acked.Len())
+	if ne, ni := logs.count(slog.LevelError), logs.count(slog.LevelInfo); ne != 1 || ni != 1 {
+		t.Fatalf("%d error and %d info log lines for one failure and its recovery: %q", ne, ni, logs.msgs)
+	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}

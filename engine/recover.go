@@ -16,11 +16,25 @@ func (e *Engine) storeFailed(err error) {
 	if !e.failed.CompareAndSwap(nil, &err) {
 		return
 	}
-	e.failedAt = time.Now()
-	slog.Error("engine: storage failed; refusing writes until a probe commit succeeds",
-		"store", e.st.Path(), "cause", err)
+	if !e.failLogged {
+		// A store that fails again right after a probe succeeded (a disk that is still
+		// nearly full) stays one failure in the log until a client commit succeeds.
+		e.failLogged, e.failedAt = true, time.Now()
+		slog.Error("engine: storage failed; refusing writes until a probe commit succeeds",
+			"store", e.st.Path(), "cause", err)
+	}
 	e.bg.Add(1)
 	go e.probeLoop()
+}
+
+// committedAgain logs the recovery once a client commit succeeds after a failure. The
+// committer calls it.
+func (e *Engine) committedAgain() {
+	if e.failLogged {
+		e.failLogged = false
+		slog.Info("engine: storage recovered; taking writes again", "store", e.st.Path(),
+			"failed_for", time.Since(e.failedAt).Round(time.Millisecond).String())
+	}
 }
 
 // probeLoop probes the store until a probe commit succeeds and recovery has re-read
@@ -80,8 +94,6 @@ func (e *Engine) recoverStore() error {
 		delete(e.brokenSet, s)
 	}
 	e.failed.Store(nil)
-	slog.Info("engine: storage recovered; taking writes again", "store", e.st.Path(),
-		"failed_for", time.Since(e.failedAt).Round(time.Millisecond).String())
 	return nil
 }
 
