@@ -7,7 +7,10 @@
 // A backend decides nothing: each Change is already valid when it arrives. What a backend
 // may report is whether the change is durable, was refused because another writer changed
 // its stream (ErrConflict, a replicated backend's compare-and-set fence), or is in doubt
-// (ErrUnknown); any other error is a failure of the store.
+// (ErrUnknown); any other error is a failure of the store. A backend that fences each
+// stream with a compare-and-set (design/distributed.md §4.4) keeps the stream's last
+// version itself, keyed by Change.SID: the engine is the only writer of its streams and
+// learns of another writer from ErrConflict.
 package storage
 
 import (
@@ -45,7 +48,8 @@ type Backend interface {
 	// LastSID is the highest stream id ever bound (ids are never reused).
 	LastSID() (uint64, error)
 	// Stream returns the meta of the incarnation bound to name ("{bucket}/{stream}"), nil
-	// when none is.
+	// when none is. Every meta a read returns has its tail and record tail brought up to
+	// date from the stored messages and records (a Change may leave Meta nil for those).
 	Stream(name string) (*Meta, error)
 	// Incarnation returns the meta of incarnation sid (nil when deleted) and whether its
 	// name is still bound to it.
