@@ -127,6 +127,9 @@ type Store struct {
 	sidPart  map[uint64]int
 	closed   bool
 	counter  atomic.Uint64 // Msg-Id counter
+	resends  atomic.Uint64
+	inFlight atomic.Uint64
+	conflict atomic.Uint64
 	fault    func() error
 	dropAck  func(subject string, attempt int) bool // tests: lose the reply of an attempt
 	frames   *frameCache
@@ -274,6 +277,21 @@ func (s *Store) Fences() []Fence {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Partition < out[j].Partition })
 	return out
+}
+
+// Stats counts publish outcomes since Open.
+type Stats struct {
+	// Resends of an in-doubt publish (timeout, lost connection, no leader).
+	Resends uint64
+	// InFlight rejections (10164) resent at once.
+	InFlight uint64
+	// Conflicts: publishes that lost their compare-and-set to another writer.
+	Conflicts uint64
+}
+
+// Stats returns the publish counters.
+func (s *Store) Stats() Stats {
+	return Stats{Resends: s.resends.Load(), InFlight: s.inFlight.Load(), Conflicts: s.conflict.Load()}
 }
 
 // Leader returns the name of the server leading partition k's stream ("" if none).

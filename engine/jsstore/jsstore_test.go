@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -68,5 +69,9 @@ func TestJetStream(t *testing.T) {
 	t.Run("LargeFrames", func(t *testing.T) { testLargeFrames(t, e) })
 	t.Run("CheckpointedReload", func(t *testing.T) { testCheckpoints(t, e) })
 	t.Run("ConflictFences", func(t *testing.T) { testConflict(t, e) })
-	t.Run("LeaderKill", func(t *testing.T) { testLeaderKill(t, e) })
+}
+
+func TestMain(m *testing.M) {
+	jstest.RunNodeIfChild()
+	os.Exit(m.Run())
 }
