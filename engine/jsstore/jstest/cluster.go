@@ -61,20 +61,31 @@ func nodeOptions(i, n int, ports []int, dir string, sync bool) *server.Options {
 }
 
 func freePorts(t testing.TB, n int) []int {
+	out, err := pickPorts(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// pickPorts returns n free loopback ports.
+func pickPorts(n int) ([]int, error) {
 	var out []int
 	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
 	for i := 0; i < n; i++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		ls = append(ls, l)
 		out = append(out, l.Addr().(*net.TCPAddr).Port)
 	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return out
+	return out, nil
 }
 
 func (c *Cluster) startNode(i int) {
