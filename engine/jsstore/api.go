@@ -2,6 +2,8 @@ package jsstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -36,9 +38,13 @@ type Options struct {
 	// a random nonce, so ids never repeat across restarts.
 	NodeID string
 	// SIDFloor is the least value LastSID reports. The engine hands out ids from
-	// LastSID+1; a cluster gives each node its own range so that ids stay unique when
-	// partitions move (a collision is caught anyway: a create expects an empty log).
+	// LastSID+1.
 	SIDFloor uint64
+	// RandomSIDs makes LastSID report at least a random base in [2^40, 2^62) drawn at
+	// Open, so that engines on several nodes hand out ids that stay unique when
+	// partitions move (a cluster sets it; design §4.2 "random 64-bit id"). A collision
+	// with an id of an open partition fails the create with storage.ErrConflict.
+	RandomSIDs bool
 
 	// Servers are the embedded servers whose sync setting Open checks; SysConn a
 	// connection in the system account, used to ask every server of an external
@@ -78,6 +84,11 @@ func (o *Options) defaults() {
 	if o.Prefix == "" {
 		o.Prefix = "DS"
 	}
+	if o.RandomSIDs {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		o.SIDFloor = max(o.SIDFloor, 1<<40+binary.BigEndian.Uint64(b[:])%(1<<62-1<<40))
+	}
 	if o.NodeID == "" {
 		o.NodeID = randomHex(4)
 	}
@@ -103,7 +114,8 @@ func (o *Options) defaults() {
 
 // Errors of a Store besides JetStream's own.
 var (
-	// ErrNotOwned: the call concerns a partition this store has not opened.
+	// ErrNotOwned: the call concerns a partition this store has not opened. A commit's
+	// ErrNotOwned also wraps storage.ErrConflict (another node owns the stream).
 	ErrNotOwned = errors.New("jsstore: partition not open on this node")
 	// ErrClosed: the store is closed.
 	ErrClosed = errors.New("jsstore: closed")

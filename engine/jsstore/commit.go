@@ -151,6 +151,9 @@ func (s *Store) plan(group []storage.Change, errs []error) *plan {
 	for i := range group {
 		c := &group[i]
 		if err := s.resolve(pl, c); err != nil {
+			if errors.Is(err, ErrNotOwned) {
+				err = fmt.Errorf("%w: %w", storage.ErrConflict, err)
+			}
 			errs[i] = err
 			continue
 		}
@@ -192,7 +195,7 @@ func (s *Store) resolve(pl *plan, c *storage.Change) error {
 		if p == nil {
 			return ErrNotOwned
 		}
-		if _, taken := p.incs[b.SID]; taken {
+		if _, taken := s.sidPart[b.SID]; taken {
 			return fmt.Errorf("%w: stream id %d is taken in partition %d", storage.ErrConflict, b.SID, k)
 		}
 		pl.created[b.SID] = k
