@@ -38,7 +38,7 @@ func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 			p.incs[sid] = in
 			p.lastSID = max(p.lastSID, sid)
 		case len(toks) == 2 && toks[0] == "n":
-			m, err := st.GetLastMsgForSubject(ctx, subj)
+			m, err := s.getMsg(ctx, k, msgGet{LastFor: subj})
 			if err != nil {
 				return nil, err
 			}
@@ -46,9 +46,9 @@ func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 			if err := json.Unmarshal(m.Data, &nm); err != nil {
 				return nil, fmt.Errorf("name binding %s: %w", subj, err)
 			}
-			p.names[nm.Name] = binding{SID: nm.SID, Seq: m.Sequence}
+			p.names[nm.Name] = binding{SID: nm.SID, Seq: m.Seq}
 		case len(toks) == 2 && toks[0] == "b":
-			m, err := st.GetLastMsgForSubject(ctx, subj)
+			m, err := s.getMsg(ctx, k, msgGet{LastFor: subj})
 			if err != nil {
 				return nil, err
 			}
@@ -56,43 +56,39 @@ func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 			if err := json.Unmarshal(m.Data, &bm); err != nil {
 				return nil, fmt.Errorf("bucket record %s: %w", subj, err)
 			}
-			p.buckets[bm.ID] = bucketEntry{Rec: bm.Rec, Seq: m.Sequence}
+			p.buckets[bm.ID] = bucketEntry{Rec: bm.Rec, Seq: m.Seq}
 		}
 	}
 	return p, nil
 }
 
 // loadInc folds incarnation sid of partition k: its checkpoint, if any, then every frame
-// of its log after the checkpoint's sequence.
+// of its log after the checkpoint's sequence up to the last one the leader has.
 func (s *Store) loadInc(ctx context.Context, k int, sid uint64) (*inc, error) {
-	st := s.streams[k]
 	subj := s.logSubj(k, sid)
 	in := newInc(sid)
-	m, err := st.GetLastMsgForSubject(ctx, subj+".m")
+	m, err := s.getMsg(ctx, k, msgGet{LastFor: subj + ".m"})
 	switch {
 	case err == nil:
 		if err := json.Unmarshal(m.Data, in); err != nil {
 			return nil, fmt.Errorf("checkpoint: %w", err)
 		}
 		in.fillMaps()
-	case !errors.Is(err, jetstream.ErrMsgNotFound):
+	case !errors.Is(err, errNotFound):
 		return nil, err
 	}
-	for from := in.Seq + 1; ; {
-		raw, err := st.GetMsg(ctx, from, jetstream.WithGetMsgSubject(subj))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return in, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		f, err := s.decodeFrame(ctx, k, raw.Sequence, raw.Data)
-		if err != nil {
-			return nil, fmt.Errorf("frame %d: %w", raw.Sequence, err)
-		}
-		in.apply(f, s.opts.IndexBytes)
-		from = raw.Sequence + 1
+	last, err := s.getMsg(ctx, k, msgGet{LastFor: subj})
+	if errors.Is(err, errNotFound) {
+		return in, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	err = s.eachFrame(ctx, k, sid, in.Seq+1, last.Seq, func(f *frame) bool {
+		in.apply(f, s.opts.IndexBytes)
+		return true
+	})
+	return in, err
 }
 
 func (in *inc) fillMaps() {
@@ -119,7 +115,7 @@ func (s *Store) decodeFrame(ctx context.Context, k int, seq uint64, b []byte) (*
 	if len(h.Chunks) > 0 {
 		body := make([]byte, 0, h.Size)
 		for _, cs := range h.Chunks {
-			c, err := s.streams[k].GetMsg(ctx, cs)
+			c, err := s.getMsg(ctx, k, msgGet{Seq: cs})
 			if err != nil {
 				return nil, fmt.Errorf("chunk %d: %w", cs, err)
 			}
@@ -139,23 +135,11 @@ func (s *Store) frameAt(ctx context.Context, k int, seq uint64) (*frame, error) 
 	if f := s.frames.get(k, seq); f != nil {
 		return f, nil
 	}
-	raw, err := s.streams[k].GetMsg(ctx, seq)
+	raw, err := s.getMsg(ctx, k, msgGet{Seq: seq})
 	if err != nil {
 		return nil, err
 	}
 	return s.decodeFrame(ctx, k, seq, raw.Data)
-}
-
-// nextFrame returns the first frame of sid's log at or after seq, nil when none.
-func (s *Store) nextFrame(ctx context.Context, k int, sid, seq uint64) (*frame, error) {
-	raw, err := s.streams[k].GetMsg(ctx, seq, jetstream.WithGetMsgSubject(s.logSubj(k, sid)))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return s.decodeFrame(ctx, k, raw.Sequence, raw.Data)
 }
 
 // reloadInc replaces sid's state with a fresh fold of its log (after a conflict or an
@@ -184,10 +168,10 @@ func (s *Store) reloadInc(k int, sid uint64) {
 func (s *Store) reloadName(k int, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ResolveTimeout)
 	defer cancel()
-	m, err := s.streams[k].GetLastMsgForSubject(ctx, s.nameSubj(k, name))
+	m, err := s.getMsg(ctx, k, msgGet{LastFor: s.nameSubj(k, name)})
 	var nm nameMsg
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		m, err = &jetstream.RawStreamMsg{}, nil
+	if errors.Is(err, errNotFound) {
+		m, err = &rawMsg{}, nil
 	} else if err == nil {
 		err = json.Unmarshal(m.Data, &nm)
 	}
@@ -197,17 +181,17 @@ func (s *Store) reloadName(k int, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p := s.parts[k]; p != nil {
-		p.names[name] = binding{SID: nm.SID, Seq: m.Sequence}
+		p.names[name] = binding{SID: nm.SID, Seq: m.Seq}
 	}
 }
 
 func (s *Store) reloadBucket(k int, id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ResolveTimeout)
 	defer cancel()
-	m, err := s.streams[k].GetLastMsgForSubject(ctx, s.bucketSubj(k, id))
+	m, err := s.getMsg(ctx, k, msgGet{LastFor: s.bucketSubj(k, id)})
 	var bm bucketMsg
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		m, err = &jetstream.RawStreamMsg{}, nil
+	if errors.Is(err, errNotFound) {
+		m, err = &rawMsg{}, nil
 	} else if err == nil {
 		err = json.Unmarshal(m.Data, &bm)
 	}
@@ -217,6 +201,6 @@ func (s *Store) reloadBucket(k int, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p := s.parts[k]; p != nil {
-		p.buckets[id] = bucketEntry{Rec: bm.Rec, Seq: m.Sequence}
+		p.buckets[id] = bucketEntry{Rec: bm.Rec, Seq: m.Seq}
 	}
 }

@@ -130,12 +130,12 @@ func (s *Store) publish(p pub) (uint64, error) {
 func (s *Store) committedAs(p pub, id string) (uint64, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.PublishTimeout)
 	defer cancel()
-	m, err := s.streams[p.k].GetMsg(ctx, p.expect+1, jetstream.WithGetMsgSubject(p.subj))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
+	m, err := s.getMsg(ctx, p.k, msgGet{Seq: p.expect + 1, NextFor: p.subj})
+	if errors.Is(err, errNotFound) {
 		return 0, false, nil
 	}
 	if err != nil {
 		return 0, false, err
 	}
-	return m.Sequence, m.Header.Get(jetstream.MsgIDHeader) == id, nil
+	return m.Seq, m.Header.Get(jetstream.MsgIDHeader) == id, nil
 }

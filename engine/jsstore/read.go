@@ -137,14 +137,8 @@ func (s *Store) scan(ctx context.Context, c cursor, e int, visit func(off, rec u
 	if e < 0 || e >= len(c.index) {
 		return nil
 	}
-	for seq := c.index[e].Seq; seq <= c.last; {
-		f, err := s.nextFrame(ctx, c.k, c.sid, seq)
-		if err != nil {
-			return err
-		}
-		if f == nil || f.seq > c.last {
-			return nil
-		}
+	var stop bool
+	return s.eachFrame(ctx, c.k, c.sid, c.index[e].Seq, c.last, func(f *frame) bool {
 		for i := range f.head.Parts {
 			p := &f.head.Parts[i]
 			pos := p.msgStart()
@@ -155,13 +149,13 @@ func (s *Store) scan(ctx context.Context, c cursor, e int, visit func(off, rec u
 					continue
 				}
 				if !visit(m.Off, p.Rec0+uint64(j), p.Records, val) {
-					return nil
+					stop = true
+					return false
 				}
 			}
 		}
-		seq = f.seq + 1
-	}
-	return nil
+		return !stop
+	})
 }
 
 // entryAt returns the last index entry at or before offset off (-1 when none).
