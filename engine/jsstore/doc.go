@@ -5,8 +5,8 @@
 // # Layout
 //
 // A store has P partitions, each one JetStream stream "<Prefix>P<k>" (file storage,
-// Replicas replicas, limits retention with no limit, no direct get: reads go to the
-// stream leader). With root r = lower(Prefix), partition k holds the subjects:
+// Replicas replicas, limits retention with no limit, rollups, direct get, 60 s dedup
+// window). With root r = lower(Prefix), partition k holds the subjects:
 //
 //	r.<k>.<sid>        the log of incarnation sid (16 hex digits): one frame per commit
 //	                   group that touched it, each published with a compare-and-set on this
@@ -52,6 +52,37 @@
 // the stream is reloaded from the log and Options.OnConflict is told); a timeout or lost
 // connection is in doubt and the identical message (same Msg-Id, same expectation) is
 // resent every 200 ms until Options.ResolveTimeout, then storage.ErrUnknown.
+//
+// # Reads
+//
+// The store keeps, per incarnation, the fold of its log without the data: meta, tail,
+// producers and receipts, snapshot body locations and an offset index (one entry per
+// IndexBytes of data: the frame that starts there, with its first record ordinal). A read
+// at an offset or record starts at the index entry before it and fetches frames in
+// batches by direct get from any replica, bounded by the incarnation's last committed
+// frame; a replica that lags answers short, and the gap is filled from the leader. Single
+// gets (checkpoints, bindings, the in-doubt check) always go to the leader. Recent frames
+// are cached (64 MiB per store).
+//
+// Opening a partition lists its subjects, reads each binding and bucket record, and
+// loads each incarnation from its checkpoint (rewritten every CheckpointFrames frames or
+// CheckpointBytes of log) and the frames after it. Trim writes a checkpoint, then purges
+// the frames wholly below the retention boundary (and never a snapshot body's frame);
+// Collect purges a deleted incarnation's chunks, its log but the delete frame (a
+// tombstone) and its checkpoint.
+//
+// # Where this differs from design/distributed.md
+//
+//   - Large frames are staged chunks committed by one CAS frame, not atomic batches: the
+//     in-doubt resend of one message is the path that is tested (§10), and it stays the
+//     only one. Orphaned chunks of a frame that never committed are freed with sid.
+//   - Name and bucket subjects are hashes of the name (SHA-256, 128 bits) with the name
+//     in the payload, so a long name never makes a long subject.
+//   - An incarnation lives in its name's partition, forks too; a fork's source may be in
+//     another partition (read by sid), and its reference count is a separate frame there,
+//     published in the same phase as the fork's create: a failed change leaves at worst
+//     a count too high (the source is kept), never too low.
+//   - No RePublish: live readers are woken by the owner's engine after the ack.
 //
 // # Guarantees
 //

@@ -75,3 +75,10 @@ func TestMain(m *testing.M) {
 	jstest.RunNodeIfChild()
 	os.Exit(m.Run())
 }
+
+func jstestStart(b *testing.B) *jstest.Cluster { return jstest.Start(b, 3, false) }
+
+func openBench(b *testing.B, nc *nats.Conn, c *jstest.Cluster) *Store {
+	e := &env{c: c, nc: nc}
+	return e.open(b, e.opts())
+}
