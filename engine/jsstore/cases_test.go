@@ -207,3 +207,48 @@ func testConflict(t *testing.T, e *env) {
 		t.Fatalf("after the conflict: %q", got)
 	}
 }
+
+// A fork's reference on its source is written after the fork's own frame: a later
+// change of the group that set the source's meta again keeps its meta (here: closed),
+// and a fork whose frame failed leaves the count alone and its name unbound.
+func testForkReferences(t *testing.T, e *env) {
+	o := e.opts()
+	o.Partitions = 1
+	st := e.open(t, o)
+	defer st.Close()
+	src := createChange(1, "src", "ab")
+	mustCommit(t, st, src)
+	fork := func(sid uint64, name string, refs int) (storage.Change, storage.Meta) {
+		c := createChange(sid, name)
+		c.Meta.Fork = &storage.Fork{SourceID: 1, Anchor: 2, Chain: []storage.Segment{{SID: 1, To: 2}}}
+		sm := *src.Meta
+		sm.Refs = refs
+		c.Also = []*storage.Meta{&sm}
+		return c, sm
+	}
+	f1, sm := fork(2, "f1", 1)
+	closed := sm
+	closed.Closed = true
+	mustCommit(t, st, f1, storage.Change{SID: 1, Meta: &closed})
+	f2, _ := fork(3, "f2", 2)
+	st.opts.ResolveTimeout = 300 * time.Millisecond
+	fsubj := st.logSubj(0, 3)
+	st.dropAck = func(subj string, _ int) bool { return subj == fsubj }
+	errs := st.Commit([]storage.Change{f2})
+	st.dropAck = nil
+	if !errors.Is(errs[0], storage.ErrUnknown) {
+		t.Fatalf("fork with its frame in doubt: %v", errs[0])
+	}
+	re := e.open(t, o)
+	defer re.Close()
+	m, _ := readAll(t, re, "bk/src")
+	if !m.Closed || m.Refs != 1 {
+		t.Fatalf("source after the forks: closed %v, refs %d (want closed, 1)", m.Closed, m.Refs)
+	}
+	if m, err := re.Stream("bk/f2"); err != nil || m != nil {
+		t.Fatalf("the failed fork is bound: %+v %v", m, err)
+	}
+	if m, err := re.Stream("bk/f1"); err != nil || m == nil || m.Fork == nil {
+		t.Fatalf("fork f1: %+v %v", m, err)
+	}
+}

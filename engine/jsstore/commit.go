@@ -10,15 +10,26 @@ import (
 )
 
 // plan is a group laid out as publications: one frame per incarnation (phase 1), then
-// name bindings and bucket records (phase 2).
+// the further metas of the changes that succeeded (phase 1b), then name bindings and
+// bucket records (phase 2).
 type plan struct {
 	frames  []*framePlan
+	also    []alsoPart // metas of further incarnations: published after the frames
+	metaBy  map[uint64][]int // the changes whose own part sets a sid's meta
 	bySID   map[uint64]*framePlan
 	names   []*namePlan
 	byName  map[string]*namePlan
 	buckets []*bucketPlan
 	byID    map[string]*bucketPlan
 	created map[uint64]int // partition of each sid the group binds
+}
+
+// alsoPart is a change's meta of a further incarnation (a fork source's reference
+// count). It is published only once the change's own frames are acknowledged, so a
+// failure leaves a count too high (the source kept), never too low.
+type alsoPart struct {
+	change int
+	meta   *storage.Meta
 }
 
 type framePlan struct {
@@ -81,10 +92,10 @@ func (s *Store) Commit(group []storage.Change) []error {
 		}
 	}
 	pl := s.plan(group, errs)
-	s.run(len(pl.frames), func(i int) { s.publishFrame(pl.frames[i]) })
-	for _, f := range pl.frames {
-		failChanges(errs, f.changes, f.err)
-	}
+	s.publishFrames(pl.frames, errs)
+	also := s.alsoFrames(pl, errs)
+	s.publishFrames(also, errs)
+	pl.frames = append(pl.frames, also...)
 	s.decidePhase2(pl, errs)
 	s.run(len(pl.names)+len(pl.buckets), func(i int) {
 		if i < len(pl.names) {
@@ -103,9 +114,44 @@ func (s *Store) Commit(group []storage.Change) []error {
 			failChanges(errs, []int{op.change}, b.err)
 		}
 	}
-	s.applyPlan(pl)
+	s.applyNames(pl)
 	s.afterCommit(pl)
 	return errs
+}
+
+// publishFrames publishes frames concurrently, fails their changes on error and folds
+// the acknowledged ones in.
+func (s *Store) publishFrames(frames []*framePlan, errs []error) {
+	s.run(len(frames), func(i int) { s.publishFrame(frames[i]) })
+	for _, f := range frames {
+		failChanges(errs, f.changes, f.err)
+	}
+	s.applyFrames(frames)
+}
+
+// alsoFrames lays out the further metas of the changes that have not failed, one frame
+// per incarnation. A meta that a later change of the group set again (and committed)
+// already holds this one's effect, and is not written over by it.
+func (s *Store) alsoFrames(pl *plan, errs []error) []*framePlan {
+	by := map[uint64]*framePlan{}
+	var out []*framePlan
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, a := range pl.also {
+		if errs[a.change] != nil || supersededMeta(pl.metaBy[a.meta.ID], a.change, errs) {
+			continue
+		}
+		f := by[a.meta.ID]
+		if f == nil {
+			k, _ := pl.partOf(s, a.meta.ID)
+			f = &framePlan{k: k, sid: a.meta.ID}
+			by[a.meta.ID] = f
+			out = append(out, f)
+		}
+		f.h.Parts = append(f.h.Parts, part{Meta: a.meta, At: len(f.data)})
+		f.note(a.change)
+	}
+	return out
 }
 
 func fill(errs []error, err error) []error {
@@ -144,7 +190,7 @@ func (s *Store) run(n int, fn func(i int)) {
 // plan lays the group out; a change touching a partition that is not open fails with
 // ErrNotOwned before anything is published.
 func (s *Store) plan(group []storage.Change, errs []error) *plan {
-	pl := &plan{bySID: map[uint64]*framePlan{}, byName: map[string]*namePlan{},
+	pl := &plan{bySID: map[uint64]*framePlan{}, byName: map[string]*namePlan{}, metaBy: map[uint64][]int{},
 		byID: map[string]*bucketPlan{}, created: map[uint64]int{}}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -157,15 +203,16 @@ func (s *Store) plan(group []storage.Change, errs []error) *plan {
 			errs[i] = err
 			continue
 		}
+		if c.Meta != nil {
+			pl.metaBy[c.SID] = append(pl.metaBy[c.SID], i)
+		}
 		if c.SID != 0 && ownParts(c) {
 			f := pl.frame(s, c.SID)
 			addChange(&f.h, &f.data, c)
 			f.note(i)
 		}
 		for _, m := range c.Also {
-			f := pl.frame(s, m.ID)
-			f.h.Parts = append(f.h.Parts, part{Meta: m, At: len(f.data)})
-			f.note(i)
+			pl.also = append(pl.also, alsoPart{change: i, meta: m})
 		}
 		for _, u := range c.Unbind {
 			f := pl.frame(s, u.SID)
@@ -278,6 +325,15 @@ func (pl *plan) bucket(s *Store, id string) *bucketPlan {
 	return b
 }
 
+func supersededMeta(writers []int, change int, errs []error) bool {
+	for _, j := range writers {
+		if j > change && errs[j] == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // publishFrame publishes f's chunks (when it is too large for one message) and then the
 // frame with its compare-and-set.
 func (s *Store) publishFrame(f *framePlan) {
@@ -365,11 +421,11 @@ func (s *Store) publishBucket(b *bucketPlan) {
 	b.seq, b.err = s.publish(pub{k: b.k, subj: s.bucketSubj(b.k, b.id), data: data, cas: true, expect: b.seq, rollup: true})
 }
 
-// applyPlan folds what was acknowledged into the open partitions.
-func (s *Store) applyPlan(pl *plan) {
+// applyFrames folds the acknowledged frames into the open partitions.
+func (s *Store) applyFrames(frames []*framePlan) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, f := range pl.frames {
+	for _, f := range frames {
 		p := s.parts[f.k]
 		if f.err != nil || p == nil {
 			continue
@@ -385,6 +441,12 @@ func (s *Store) applyPlan(pl *plan) {
 		in.apply(fr, s.opts.IndexBytes)
 		s.frames.put(f.k, fr)
 	}
+}
+
+// applyNames folds the acknowledged bindings and bucket records in.
+func (s *Store) applyNames(pl *plan) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, n := range pl.names {
 		if p := s.parts[n.k]; p != nil && n.err == nil && !n.skip {
 			p.names[n.name] = binding{SID: n.sid, Seq: n.seq}

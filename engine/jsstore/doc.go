@@ -40,7 +40,8 @@
 //
 // Commit groups the changes by incarnation and publishes one frame per incarnation
 // concurrently (phase 1); then, for the changes whose frames were all acknowledged, the
-// name bindings and bucket records (phase 2). A name is bound only when its binding
+// metas they set on further incarnations (fork sources' reference counts, phase 1b), then
+// the name bindings and bucket records (phase 2). A name is bound only when its binding
 // points at a live incarnation, so a create whose phase 2 failed leaves an unreachable
 // incarnation and a delete whose phase 2 failed leaves a name without a stream. Results
 // are per change: a group is not atomic across incarnations.
@@ -79,9 +80,9 @@
 //   - Name and bucket subjects are hashes of the name (SHA-256, 128 bits) with the name
 //     in the payload, so a long name never makes a long subject.
 //   - An incarnation lives in its name's partition, forks too; a fork's source may be in
-//     another partition (read by sid), and its reference count is a separate frame there,
-//     published in the same phase as the fork's create: a failed change leaves at worst
-//     a count too high (the source is kept), never too low.
+//     another partition (read by sid). Its reference count is written after the fork's
+//     create or delete frame is acknowledged: a failed change leaves at worst a count too
+//     high (the source is kept), never too low.
 //   - No RePublish: live readers are woken by the owner's engine after the ack.
 //
 // # Guarantees

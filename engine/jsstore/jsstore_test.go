@@ -69,6 +69,7 @@ func TestJetStream(t *testing.T) {
 	t.Run("LargeFrames", func(t *testing.T) { testLargeFrames(t, e) })
 	t.Run("CheckpointedReload", func(t *testing.T) { testCheckpoints(t, e) })
 	t.Run("ConflictFences", func(t *testing.T) { testConflict(t, e) })
+	t.Run("ForkReferences", func(t *testing.T) { testForkReferences(t, e) })
 }
 
 func TestMain(m *testing.M) {
