@@ -14,7 +14,7 @@ import (
 // bucket records (phase 2).
 type plan struct {
 	frames  []*framePlan
-	also    []alsoPart // metas of further incarnations: published after the frames
+	also    []alsoPart       // metas of further incarnations: published after the frames
 	metaBy  map[uint64][]int // the changes whose own part sets a sid's meta
 	bySID   map[uint64]*framePlan
 	names   []*namePlan
