@@ -38,25 +38,19 @@ func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 			p.incs[sid] = in
 			p.lastSID = max(p.lastSID, sid)
 		case len(toks) == 2 && toks[0] == "n":
-			m, err := s.getMsg(ctx, k, msgGet{LastFor: subj})
-			if err != nil {
-				return nil, err
-			}
 			var nm nameMsg
-			if err := json.Unmarshal(m.Data, &nm); err != nil {
+			seq, err := s.lastRecord(ctx, k, subj, &nm)
+			if err != nil {
 				return nil, fmt.Errorf("name binding %s: %w", subj, err)
 			}
-			p.names[nm.Name] = binding{SID: nm.SID, Seq: m.Seq}
+			p.names[nm.Name] = binding{SID: nm.SID, Seq: seq}
 		case len(toks) == 2 && toks[0] == "b":
-			m, err := s.getMsg(ctx, k, msgGet{LastFor: subj})
-			if err != nil {
-				return nil, err
-			}
 			var bm bucketMsg
-			if err := json.Unmarshal(m.Data, &bm); err != nil {
+			seq, err := s.lastRecord(ctx, k, subj, &bm)
+			if err != nil {
 				return nil, fmt.Errorf("bucket record %s: %w", subj, err)
 			}
-			p.buckets[bm.ID] = bucketEntry{Rec: bm.Rec, Seq: m.Seq}
+			p.buckets[bm.ID] = bucketEntry{Rec: bm.Rec, Seq: seq}
 		}
 	}
 	return p, nil
@@ -165,42 +159,43 @@ func (s *Store) reloadInc(k int, sid uint64) {
 	}
 }
 
+// reloadName re-reads a name's binding from the leader after a failed publish.
 func (s *Store) reloadName(k int, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ResolveTimeout)
+	ctx, cancel := s.readCtx()
 	defer cancel()
-	m, err := s.getMsg(ctx, k, msgGet{LastFor: s.nameSubj(k, name)})
 	var nm nameMsg
-	if errors.Is(err, errNotFound) {
-		m, err = &rawMsg{}, nil
-	} else if err == nil {
-		err = json.Unmarshal(m.Data, &nm)
-	}
-	if err != nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p := s.parts[k]; p != nil {
-		p.names[name] = binding{SID: nm.SID, Seq: m.Seq}
+	if seq, err := s.lastRecord(ctx, k, s.nameSubj(k, name), &nm); err == nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if p := s.parts[k]; p != nil {
+			p.names[name] = binding{SID: nm.SID, Seq: seq}
+		}
 	}
 }
 
+// reloadBucket re-reads a bucket record from the leader after a failed publish.
 func (s *Store) reloadBucket(k int, id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ResolveTimeout)
+	ctx, cancel := s.readCtx()
 	defer cancel()
-	m, err := s.getMsg(ctx, k, msgGet{LastFor: s.bucketSubj(k, id)})
 	var bm bucketMsg
-	if errors.Is(err, errNotFound) {
-		m, err = &rawMsg{}, nil
-	} else if err == nil {
-		err = json.Unmarshal(m.Data, &bm)
+	if seq, err := s.lastRecord(ctx, k, s.bucketSubj(k, id), &bm); err == nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if p := s.parts[k]; p != nil {
+			p.buckets[id] = bucketEntry{Rec: bm.Rec, Seq: seq}
+		}
 	}
-	if err != nil {
-		return
+}
+
+// lastRecord decodes the last message of a rolled-up subject into v and returns its seq
+// (0, v untouched, when the subject is empty).
+func (s *Store) lastRecord(ctx context.Context, k int, subj string, v any) (uint64, error) {
+	m, err := s.getMsg(ctx, k, msgGet{LastFor: subj})
+	switch {
+	case errors.Is(err, errNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p := s.parts[k]; p != nil {
-		p.buckets[id] = bucketEntry{Rec: bm.Rec, Seq: m.Seq}
-	}
+	return m.Seq, json.Unmarshal(m.Data, v)
 }
