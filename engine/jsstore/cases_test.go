@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dsd-project/dsd/engine/storage"
+	"github.com/dsd-project/dsd/model"
 )
 
 func unit(off uint64, s string) storage.Message {
@@ -162,6 +163,10 @@ func testCheckpoints(t *testing.T, e *env) {
 	}
 	if p, _ := re.Producer(1, "p"); p == nil || p.LastSeq != 34 {
 		t.Fatalf("producer after reload %+v", p)
+	}
+	// An old receipt (before the checkpoint) is found in the log.
+	if r, ok, err := re.Receipt(1, model.Producer{ID: "p", Epoch: 1, Seq: 3}); err != nil || !ok || r.End != 8 {
+		t.Fatalf("receipt of seq 3 after reload: %+v %v %v", r, ok, err)
 	}
 	for _, r := range []uint64{0, 17, 34} {
 		off, ok, err := re.RecordOffset(1, r)

@@ -89,9 +89,6 @@ func (in *inc) fillMaps() {
 	if in.Prods == nil {
 		in.Prods = map[string]*storage.ProducerState{}
 	}
-	if in.Rcpts == nil {
-		in.Rcpts = map[string]storage.Receipt{}
-	}
 	if in.Snaps == nil {
 		in.Snaps = map[uint64]bodyRef{}
 	}

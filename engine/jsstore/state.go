@@ -3,7 +3,6 @@ package jsstore
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"time"
 
 	"github.com/dsd-project/dsd/engine/storage"
@@ -41,8 +40,7 @@ type inc struct {
 
 	Tail    uint64                            `json:"tail"`
 	RecNext uint64                            `json:"rn"`
-	Prods   map[string]*storage.ProducerState `json:"prods,omitempty"`
-	Rcpts   map[string]storage.Receipt        `json:"rcpts,omitempty"` // by rcptKey
+	Prods   map[string]*storage.ProducerState `json:"prods,omitempty"` // receipts: Receipt scans the log
 	Snaps   map[uint64]bodyRef                `json:"snaps,omitempty"`
 	Index   []indexEntry                      `json:"index,omitempty"`
 
@@ -71,11 +69,8 @@ type indexEntry struct {
 	Recs bool   `json:"rs,omitempty"`
 }
 
-func rcptKey(id string, epoch, seq uint64) string { return fmt.Sprintf("%d/%d/%s", epoch, seq, id) }
-
 func newInc(sid uint64) *inc {
-	return &inc{SID: sid, Prods: map[string]*storage.ProducerState{}, Rcpts: map[string]storage.Receipt{},
-		Snaps: map[uint64]bodyRef{}}
+	return &inc{SID: sid, Prods: map[string]*storage.ProducerState{}, Snaps: map[uint64]bodyRef{}}
 }
 
 func newPartition(k int) *partition {
@@ -116,9 +111,6 @@ func (in *inc) applyPart(p *part, f *frame, step uint64) {
 	}
 	if pr := p.Producer; pr != nil {
 		in.Prods[pr.ID] = pr.State
-		if r := pr.Receipt; r != nil {
-			in.Rcpts[rcptKey(pr.ID, pr.State.Epoch, r.Seq)] = *r
-		}
 	}
 	if p.Retained {
 		in.Retained = true
