@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -256,4 +257,43 @@ func testForkReferences(t *testing.T, e *env) {
 	if m, err := re.Stream("bk/f1"); err != nil || m == nil || m.Fork == nil {
 		t.Fatalf("fork f1: %+v %v", m, err)
 	}
+}
+
+// Two stores that both believe they own a stream commit at once with the same
+// expectation: exactly one wins each round, the other gets ErrConflict (after resending
+// through any in-flight rejection), and the log holds the winner's unit only.
+func testRacingWriters(t *testing.T, e *env) {
+	o := e.opts()
+	a := e.open(t, o)
+	defer a.Close()
+	mustCommit(t, a, createChange(1, "s"))
+	b := e.open(t, o)
+	defer b.Close()
+	var want strings.Builder
+	for round := 0; round < 5; round++ {
+		off := uint64(want.Len())
+		results := make(chan error, 2)
+		for _, st := range []*Store{a, b} {
+			go func() {
+				results <- st.Commit([]storage.Change{{SID: 1, Messages: []storage.Message{unit(off, fmt.Sprint(round))}}})[0]
+			}()
+		}
+		wins := 0
+		for i := 0; i < 2; i++ {
+			switch err := <-results; {
+			case err == nil:
+				wins++
+			case !errors.Is(err, storage.ErrConflict):
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if wins != 1 {
+			t.Fatalf("round %d: %d winners", round, wins)
+		}
+		want.WriteString(fmt.Sprint(round))
+	}
+	if _, got := readAll(t, e.open(t, o), "bk/s"); got != want.String() {
+		t.Fatalf("log holds %q, want %q", got, want.String())
+	}
+	t.Logf("in-flight rejections resent: %d", a.Stats().InFlight+b.Stats().InFlight)
 }

@@ -70,6 +70,7 @@ func TestJetStream(t *testing.T) {
 	t.Run("CheckpointedReload", func(t *testing.T) { testCheckpoints(t, e) })
 	t.Run("ConflictFences", func(t *testing.T) { testConflict(t, e) })
 	t.Run("ForkReferences", func(t *testing.T) { testForkReferences(t, e) })
+	t.Run("RacingWriters", func(t *testing.T) { testRacingWriters(t, e) })
 }
 
 func TestMain(m *testing.M) {
