@@ -144,6 +144,7 @@ type Store struct {
 	conflict atomic.Uint64
 	fault    func() error
 	dropAck  func(subject string, attempt int) bool // tests: lose the reply of an attempt
+	noDirect bool                                   // tests: direct gets answer nothing
 	frames   *frameCache
 	streams  map[int]jetstream.Stream // partition streams' handles (set by Open)
 }

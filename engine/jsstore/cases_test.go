@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
@@ -42,16 +44,10 @@ func readAll(t testing.TB, st *Store, name string) (*storage.Meta, string) {
 	if err != nil || m == nil {
 		t.Fatalf("stream %s: %v %v", name, m, err)
 	}
-	var buf bytes.Buffer
 	if m.Tail == 0 {
 		return m, ""
 	}
-	err = st.Messages([]storage.Segment{{SID: m.ID, To: m.Tail}}, 0, m.Tail, storage.Limits{Bytes: 1 << 30},
-		func(_ uint64, v []byte) { buf.Write(v[1:]) })
-	if err != nil {
-		t.Fatalf("read %s: %v", name, err)
-	}
-	return m, buf.String()
+	return readAllFrom(t, st, name, 0)
 }
 
 // A publish whose ack is lost is in doubt: the identical message is resent, JetStream
@@ -296,4 +292,90 @@ func testRacingWriters(t *testing.T, e *env) {
 		t.Fatalf("log holds %q, want %q", got, want.String())
 	}
 	t.Logf("in-flight rejections resent: %d", a.Stats().InFlight+b.Stats().InFlight)
+}
+
+// Trim purges the frames below the retention boundary from JetStream, and a reload takes
+// what they held (meta, producers) from the checkpoint Trim wrote first; Collect leaves
+// a tombstone that a reload does not hand back to Trash. Reads work with direct gets
+// off (every frame then comes from the leader).
+func testPurges(t *testing.T, e *env) {
+	o := e.opts()
+	o.Partitions = 1
+	o.IndexBytes = 1
+	st := e.open(t, o)
+	defer st.Close()
+	c := createChange(1, "s", "aa")
+	mustCommit(t, st, c)
+	ps := &storage.ProducerState{Epoch: 3, LastSeq: 0}
+	mustCommit(t, st, storage.Change{SID: 1, Messages: []storage.Message{unit(2, "bb")},
+		Producer: &storage.ProducerPut{ID: "p", State: ps}})
+	mustCommit(t, st, storage.Change{SID: 1, Messages: []storage.Message{unit(4, "cc")}})
+	m := *c.Meta
+	m.RetainedFrom, m.Tail = 4, 6
+	mustCommit(t, st, storage.Change{SID: 1, Meta: &m, Retained: true})
+	before := st.subjectCount(t, st.logSubj(0, 1))
+	if done, err := st.Trim(1, 100); err != nil || !done {
+		t.Fatalf("trim: %v %v", done, err)
+	}
+	if after := st.subjectCount(t, st.logSubj(0, 1)); after != before-2 {
+		t.Fatalf("trim left %d of %d frames, want %d", after, before, before-2)
+	}
+	re := e.open(t, o)
+	defer re.Close()
+	re.noDirect = true
+	got, data := readAllFrom(t, re, "bk/s", 4)
+	if got.RetainedFrom != 4 || got.Tail != 6 || data != "cc" {
+		t.Fatalf("after trim and reload: %+v %q", got, data)
+	}
+	if p, _ := re.Producer(1, "p"); p == nil || p.Epoch != 3 {
+		t.Fatalf("producer from the checkpoint: %+v", p)
+	}
+	if trims, _ := re.Trims(); len(trims) != 0 {
+		t.Fatalf("trim mark after reload: %v", trims)
+	}
+	mustCommit(t, re, storage.Change{SID: 1, Unbind: []storage.Binding{{Name: "bk/s", Bucket: "bk", SID: 1}}})
+	for i := 0; ; i++ {
+		done, err := re.Collect(1, 10)
+		if err != nil || i > 5 {
+			t.Fatalf("collect: %v after %d rounds", err, i)
+		}
+		if done {
+			break
+		}
+	}
+	again := e.open(t, o)
+	defer again.Close()
+	if trash, _ := again.Trash(10); len(trash) != 0 {
+		t.Fatalf("trash after collect and reload: %v", trash)
+	}
+	if n := again.subjectCount(t, again.logSubj(0, 1)); n != 1 {
+		t.Fatalf("collected log keeps %d frames, want the tombstone", n)
+	}
+}
+
+func readAllFrom(t testing.TB, st *Store, name string, from uint64) (*storage.Meta, string) {
+	t.Helper()
+	m, err := st.Stream(name)
+	if err != nil || m == nil {
+		t.Fatalf("stream %s: %v %v", name, m, err)
+	}
+	var buf bytes.Buffer
+	err = st.Messages([]storage.Segment{{SID: m.ID, To: m.Tail}}, from, m.Tail, storage.Limits{Bytes: 1 << 30},
+		func(_ uint64, v []byte) { buf.Write(v[1:]) })
+	if err != nil {
+		t.Fatalf("read %s from %d: %v", name, from, err)
+	}
+	return m, buf.String()
+}
+
+// subjectCount returns the number of messages stored on subj.
+func (s *Store) subjectCount(t *testing.T, subj string) uint64 {
+	t.Helper()
+	ctx, cancel := s.readCtx()
+	defer cancel()
+	info, err := s.streams[0].Info(ctx, jetstream.WithSubjectFilter(subj))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Subjects[subj]
 }

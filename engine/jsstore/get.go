@@ -74,6 +74,9 @@ func (s *Store) getMsg(ctx context.Context, k int, req msgGet) (*rawMsg, error) 
 // direct get, from any replica: a replica that lags returns fewer, never wrong ones (its
 // store is a prefix of the log).
 func (s *Store) directBatch(ctx context.Context, k int, subj string, seq, upTo uint64, n, maxBytes int) ([]rawMsg, error) {
+	if s.noDirect {
+		return nil, nil
+	}
 	inbox := s.nc.NewRespInbox()
 	sub, err := s.nc.SubscribeSync(inbox)
 	if err != nil {

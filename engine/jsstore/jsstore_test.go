@@ -71,6 +71,7 @@ func TestJetStream(t *testing.T) {
 	t.Run("ConflictFences", func(t *testing.T) { testConflict(t, e) })
 	t.Run("ForkReferences", func(t *testing.T) { testForkReferences(t, e) })
 	t.Run("RacingWriters", func(t *testing.T) { testRacingWriters(t, e) })
+	t.Run("Purges", func(t *testing.T) { testPurges(t, e) })
 }
 
 func TestMain(m *testing.M) {
