@@ -2,6 +2,7 @@ package jsstore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -378,4 +379,32 @@ func (s *Store) subjectCount(t *testing.T, subj string) uint64 {
 		t.Fatal(err)
 	}
 	return info.State.Subjects[subj]
+}
+
+// A closed partition answers ErrNotOwned (a commit's also wraps ErrConflict: another
+// node owns it); opening it again loads it back from JetStream.
+func testPartitionHandover(t *testing.T, e *env) {
+	o := e.opts()
+	st := e.open(t, o)
+	defer st.Close()
+	mustCommit(t, st, createChange(1, "s", "ab"))
+	k := PartitionOf("bk/s", o.Partitions)
+	st.ClosePartition(k)
+	if got := st.Owned(); len(got) != 1 || got[0] == k {
+		t.Fatalf("owned after closing %d: %v", k, got)
+	}
+	if _, err := st.Stream("bk/s"); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("read of a closed partition: %v", err)
+	}
+	errs := st.Commit([]storage.Change{{SID: 1, Messages: []storage.Message{unit(2, "c")}}})
+	if !errors.Is(errs[0], ErrNotOwned) || !errors.Is(errs[0], storage.ErrConflict) {
+		t.Fatalf("commit to a closed partition: %v", errs[0])
+	}
+	if err := st.OpenPartition(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	mustCommit(t, st, storage.Change{SID: 1, Messages: []storage.Message{unit(2, "c")}})
+	if _, got := readAll(t, st, "bk/s"); got != "abc" {
+		t.Fatalf("after reopening the partition: %q", got)
+	}
 }

@@ -88,7 +88,18 @@
 // # Guarantees
 //
 // An acknowledged commit is fsynced on a quorum of replicas: the servers must run with
-// sync_interval: always (server.Options.SyncAlways), which Open checks (CheckSync) and
-// refuses otherwise. Nothing is applied twice: every frame carries a CAS on its
-// incarnation's last sequence and a Msg-Id unique to the attempt's decision.
+// sync_interval: always. Open refuses otherwise (ErrSyncNotAlways), checking what it can:
+//
+//   - embedded servers (Options.Servers, CheckServer): server.JetStreamConfig().SyncAlways;
+//   - an external cluster (Options.SysConn, CheckVarz): a connection in the system account
+//     asks every server for its varz ($SYS.REQ.SERVER.PING.VARZ) and reads
+//     jetstream.config.sync_always; no answer is a refusal too;
+//   - each partition stream: file storage, the configured replicas, and no
+//     persist_mode: async (which acknowledges before it persists).
+//
+// Not detectable from here: a server restarted later with another setting (checked at
+// Open only) and a filesystem that does not fsync honestly.
+//
+// Nothing is applied twice: every frame carries a CAS on its incarnation's last
+// sequence and a Msg-Id unique to one decision, and a resend is the identical message.
 package jsstore

@@ -72,6 +72,7 @@ func TestJetStream(t *testing.T) {
 	t.Run("ForkReferences", func(t *testing.T) { testForkReferences(t, e) })
 	t.Run("RacingWriters", func(t *testing.T) { testRacingWriters(t, e) })
 	t.Run("Purges", func(t *testing.T) { testPurges(t, e) })
+	t.Run("PartitionHandover", func(t *testing.T) { testPartitionHandover(t, e) })
 }
 
 func TestMain(m *testing.M) {
