@@ -14,7 +14,8 @@ import (
 )
 
 // loadPartition folds partition k from JetStream: every name binding and bucket record
-// (one rolled-up message each) and every incarnation (checkpoint, then the log after it).
+// (one rolled-up message each) and every incarnation (checkpoint, then the log after it;
+// up to 64 at once).
 func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 	st := s.streams[k]
 	info, err := st.Info(ctx, jetstream.WithSubjectFilter(fmt.Sprintf("%s.%d.>", s.root, k)))
@@ -23,20 +24,14 @@ func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 	}
 	p := newPartition(k)
 	base := fmt.Sprintf("%s.%d.", s.root, k)
+	var sids []uint64
 	for subj := range info.State.Subjects {
 		toks := strings.Split(strings.TrimPrefix(subj, base), ".")
 		switch {
 		case len(toks) == 1 && len(toks[0]) == 16:
-			sid, err := strconv.ParseUint(toks[0], 16, 64)
-			if err != nil {
-				continue
+			if sid, err := strconv.ParseUint(toks[0], 16, 64); err == nil {
+				sids = append(sids, sid)
 			}
-			in, err := s.loadInc(ctx, k, sid)
-			if err != nil {
-				return nil, fmt.Errorf("stream id %d: %w", sid, err)
-			}
-			p.incs[sid] = in
-			p.lastSID = max(p.lastSID, sid)
 		case len(toks) == 2 && toks[0] == "n":
 			var nm nameMsg
 			seq, err := s.lastRecord(ctx, k, subj, &nm)
@@ -52,6 +47,15 @@ func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 			}
 			p.buckets[bm.ID] = bucketEntry{Rec: bm.Rec, Seq: seq}
 		}
+	}
+	incs, errs := make([]*inc, len(sids)), make([]error, len(sids))
+	s.run(len(sids), func(i int) { incs[i], errs[i] = s.loadInc(ctx, k, sids[i]) })
+	for i, sid := range sids {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("stream id %d: %w", sid, errs[i])
+		}
+		p.incs[sid] = incs[i]
+		p.lastSID = max(p.lastSID, sid)
 	}
 	return p, nil
 }
