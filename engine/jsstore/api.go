@@ -69,6 +69,9 @@ type Options struct {
 	// IndexBytes is the spacing of the offset index (default 1 MiB): a read starts at
 	// most this many bytes of frames before its offset.
 	IndexBytes uint64
+	// FrameCacheBytes bounds the decoded frames a store keeps for reads (default 16 MiB;
+	// a cluster opening one store per partition multiplies it).
+	FrameCacheBytes int
 	// OnConflict, when set, is called (outside every lock) with the partition of each
 	// commit that lost its compare-and-set: another writer owns the partition.
 	OnConflict func(partition int)
@@ -106,6 +109,9 @@ func (o *Options) defaults() {
 	}
 	if o.ChunkBytes <= 0 {
 		o.ChunkBytes = 1<<20 - 8<<10
+	}
+	if o.FrameCacheBytes <= 0 {
+		o.FrameCacheBytes = 16 << 20
 	}
 	if o.IndexBytes == 0 {
 		o.IndexBytes = 1 << 20
@@ -165,7 +171,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{nc: nc, js: js, opts: opts, root: strings.ToLower(opts.Prefix), nonce: randomHex(4),
-		parts: map[int]*partition{}, sidPart: map[uint64]int{}, frames: newFrameCache(64 << 20),
+		parts: map[int]*partition{}, sidPart: map[uint64]int{}, frames: newFrameCache(opts.FrameCacheBytes),
 		streams: map[int]jetstream.Stream{}}
 	for k := 0; k < opts.Partitions; k++ {
 		if err := s.ensureStream(ctx, k); err != nil {

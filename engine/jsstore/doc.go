@@ -63,7 +63,7 @@
 // batches by direct get from any replica, bounded by the incarnation's last committed
 // frame; a replica that lags answers short, and the gap is filled from the leader. Single
 // gets (checkpoints, bindings, the in-doubt check) always go to the leader. Recent frames
-// are cached (64 MiB per store).
+// are cached (Options.FrameCacheBytes).
 //
 // Opening a partition lists its subjects, reads each binding and bucket record, and
 // loads each incarnation from its checkpoint (rewritten every CheckpointFrames frames or
