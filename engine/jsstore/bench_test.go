@@ -37,3 +37,32 @@ func BenchmarkCommit(b *testing.B) {
 		})
 	}
 }
+
+// Opening (taking over) a partition of 500 streams with 10 frames each and a checkpoint
+// every 4 frames: what a new owner waits before it serves the partition.
+func BenchmarkOpenPartition(b *testing.B) {
+	c := jstestStart(b)
+	nc := c.Connect()
+	e := &env{c: c, nc: nc}
+	o := e.opts()
+	o.Partitions, o.CheckpointFrames = 1, 4
+	st := e.open(b, o)
+	const streams = 500
+	group := make([]storage.Change, streams)
+	for i := range group {
+		group[i] = createChange(uint64(i+1), fmt.Sprint("s", i))
+	}
+	mustCommit(b, st, group...)
+	for f := 0; f < 10; f++ {
+		for i := range group {
+			group[i] = storage.Change{SID: uint64(i + 1), Messages: []storage.Message{unit(uint64(f*10), "0123456789")}}
+		}
+		mustCommit(b, st, group...)
+	}
+	st.Close()
+	b.ResetTimer()
+	for n := 0; n < b.N; n++ {
+		e.open(b, o).Close()
+	}
+	b.ReportMetric(float64(b.N*streams)/b.Elapsed().Seconds(), "streams/s")
+}
