@@ -20,6 +20,8 @@
 //	r.<k>.n.<hex name> the binding of a name "{bucket}/{stream}" to a sid, or its unbinding
 //	                   (CAS on the subject, rolled up)
 //	r.<k>.b.<hex id>   a bucket record, or its deletion (CAS, rolled up)
+//	r.<k>.h            the highest id collected (rolled up), so LastSID never goes back
+//	r.<k>.p            probe writes (rolled up)
 //
 // A name lives in partition PartitionOf(bucket, stream), a stable FNV-1a hash of
 // "{bucket}/{stream}" mod P; its incarnation's log lives in the same partition (forks
@@ -69,8 +71,8 @@
 // loads each incarnation from its checkpoint (rewritten every CheckpointFrames frames or
 // CheckpointBytes of log) and the frames after it. Trim writes a checkpoint, then purges
 // the frames wholly below the retention boundary (and never a snapshot body's frame);
-// Collect purges a deleted incarnation's chunks, its log but the delete frame (a
-// tombstone) and its checkpoint.
+// Collect purges a deleted incarnation's chunks, its log, its checkpoint and its name's
+// subject when no stream took the name since: nothing of it is left.
 //
 // # Where this differs from design/distributed.md
 //

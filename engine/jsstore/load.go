@@ -25,6 +25,7 @@ func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 	p := newPartition(k)
 	base := fmt.Sprintf("%s.%d.", s.root, k)
 	var sids []uint64
+	aux := map[string]bool{} // incarnations with a checkpoint or chunks
 	for subj := range info.State.Subjects {
 		toks := strings.Split(strings.TrimPrefix(subj, base), ".")
 		switch {
@@ -32,6 +33,14 @@ func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 			if sid, err := strconv.ParseUint(toks[0], 16, 64); err == nil {
 				sids = append(sids, sid)
 			}
+		case len(toks) == 2 && len(toks[0]) == 16 && (toks[1] == "m" || toks[1] == "c"):
+			aux[base+toks[0]] = true
+		case len(toks) == 1 && toks[0] == "h":
+			var h binding
+			if _, err := s.lastRecord(ctx, k, subj, &h); err != nil {
+				return nil, fmt.Errorf("id high-water mark: %w", err)
+			}
+			p.hwm = max(p.hwm, h.SID)
 		case len(toks) == 2 && toks[0] == "n":
 			var nm nameMsg
 			seq, err := s.lastRecord(ctx, k, subj, &nm)
@@ -56,6 +65,12 @@ func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 		}
 		p.incs[sid] = incs[i]
 		p.lastSID = max(p.lastSID, sid)
+		delete(aux, s.logSubj(k, sid))
+	}
+	p.lastSID = max(p.lastSID, p.hwm)
+	// What a collection interrupted after it purged a log left: checkpoint, chunks.
+	for log := range aux {
+		_ = s.purge(ctx, k, log+".>")
 	}
 	return p, nil
 }

@@ -15,6 +15,7 @@ type partition struct {
 	names     map[string]binding     // by name
 	buckets   map[string]bucketEntry // records of buckets that live here
 	lastSID   uint64
+	hwm       uint64 // the high-water mark of collected ids (subject r.<k>.h)
 	loadedAt  time.Time
 	conflicts uint64
 }
@@ -36,7 +37,7 @@ type inc struct {
 	Seq     uint64        `json:"seq"` // last frame: the CAS base of the next commit
 	Meta    *storage.Meta `json:"meta,omitempty"`
 	Deleted bool          `json:"del,omitempty"`
-	Created bool          `json:"cr,omitempty"` // its log holds its create frame
+	Name    string        `json:"name,omitempty"` // the name its meta names
 
 	Tail    uint64                            `json:"tail"`
 	RecNext uint64                            `json:"rn"`
@@ -89,9 +90,6 @@ func (in *inc) apply(f *frame, step uint64) {
 }
 
 func (in *inc) applyPart(p *part, f *frame, step uint64) {
-	if p.Create {
-		in.Created = true
-	}
 	if p.Snap != nil {
 		in.Snaps[p.Snap.Off] = bodyRef{Seq: f.seq, At: p.At, Len: p.Snap.Len}
 	}
@@ -116,7 +114,7 @@ func (in *inc) applyPart(p *part, f *frame, step uint64) {
 		in.Retained = true
 	}
 	if p.Meta != nil && !in.Deleted {
-		in.Meta = p.Meta
+		in.Meta, in.Name = p.Meta, p.Meta.Key()
 	}
 	if p.Delete {
 		in.Deleted, in.Meta = true, nil
