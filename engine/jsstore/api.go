@@ -69,6 +69,10 @@ type Options struct {
 	// IndexBytes is the spacing of the offset index (default 1 MiB): a read starts at
 	// most this many bytes of frames before its offset.
 	IndexBytes uint64
+	// OrphanAge is how old an unbound incarnation (a create whose name binding never
+	// committed) must be before OpenPartition deletes it (default 2 min: older than any
+	// create another owner may still be resolving).
+	OrphanAge time.Duration
 	// FrameCacheBytes bounds the decoded frames a store keeps for reads (default 16 MiB;
 	// a cluster opening one store per partition multiplies it).
 	FrameCacheBytes int
@@ -109,6 +113,9 @@ func (o *Options) defaults() {
 	}
 	if o.ChunkBytes <= 0 {
 		o.ChunkBytes = 1<<20 - 8<<10
+	}
+	if o.OrphanAge == 0 {
+		o.OrphanAge = 2 * time.Minute
 	}
 	if o.FrameCacheBytes <= 0 {
 		o.FrameCacheBytes = 16 << 20
@@ -151,6 +158,7 @@ type Store struct {
 	fault    func() error
 	dropAck  func(subject string, attempt int) bool // tests: lose the reply of an attempt
 	noDirect bool                                   // tests: direct gets answer nothing
+	noNames  bool                                   // tests: name bindings fail unpublished
 	frames   *frameCache
 	streams  map[int]jetstream.Stream // partition streams' handles (set by Open)
 }
@@ -224,8 +232,8 @@ func (s *Store) OpenPartition(ctx context.Context, k int) error {
 		return fmt.Errorf("jsstore: load partition %d: %w", k, err)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return ErrClosed
 	}
 	s.dropLocked(k)
@@ -233,6 +241,9 @@ func (s *Store) OpenPartition(ctx context.Context, k int) error {
 	for sid := range p.incs {
 		s.sidPart[sid] = k
 	}
+	orphans := p.orphans(time.Now().Add(-s.opts.OrphanAge).UnixMilli())
+	s.mu.Unlock()
+	s.commitLocked(orphans) // best effort: failures leave them for the next open
 	return nil
 }
 

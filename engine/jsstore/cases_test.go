@@ -413,3 +413,38 @@ func testPartitionHandover(t *testing.T, e *env) {
 		t.Fatalf("after reopening the partition: %q", got)
 	}
 }
+
+// A create whose name binding failed leaves an unbound incarnation; a later open deletes
+// it once it is older than OrphanAge, and Collect frees it.
+func testOrphans(t *testing.T, e *env) {
+	o := e.opts()
+	o.Partitions = 1
+	st := e.open(t, o)
+	defer st.Close()
+	mustCommit(t, st, createChange(1, "kept", "a"))
+	st.noNames = true
+	c := createChange(2, "orphan", "b")
+	c.Meta.CreatedMs = time.Now().UnixMilli()
+	if errs := st.Commit([]storage.Change{c}); errs[0] == nil {
+		t.Fatal("a create whose binding failed succeeded")
+	}
+	st.noNames = false
+	young := e.open(t, o)
+	defer young.Close()
+	if m, _, _ := young.Incarnation(2); m == nil {
+		t.Fatal("the orphan was deleted before OrphanAge")
+	}
+	time.Sleep(5 * time.Millisecond)
+	o.OrphanAge = time.Millisecond
+	re := e.open(t, o)
+	defer re.Close()
+	if m, _, _ := re.Incarnation(2); m != nil {
+		t.Fatalf("orphan still live: %+v", m)
+	}
+	if trash, _ := re.Trash(10); len(trash) != 1 || trash[0] != 2 {
+		t.Fatalf("trash %v, want the orphan", trash)
+	}
+	if _, got := readAll(t, re, "bk/kept"); got != "a" {
+		t.Fatalf("bound stream after orphan collection: %q", got)
+	}
+}

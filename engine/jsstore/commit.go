@@ -77,9 +77,17 @@ type bucketOp struct {
 // every publication it needs is acknowledged (fsynced on a quorum), storage.ErrConflict,
 // storage.ErrUnknown, ErrNotOwned, or a store failure.
 func (s *Store) Commit(group []storage.Change) []error {
-	errs := make([]error, len(group))
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
+	return s.commitLocked(group)
+}
+
+// commitLocked is Commit with commitMu held.
+func (s *Store) commitLocked(group []storage.Change) []error {
+	errs := make([]error, len(group))
+	if len(group) == 0 {
+		return errs
+	}
 	s.mu.RLock()
 	closed, fault := s.closed, s.fault
 	s.mu.RUnlock()
@@ -407,6 +415,10 @@ type bucketMsg struct {
 
 func (s *Store) publishName(n *namePlan) {
 	if n.skip {
+		return
+	}
+	if s.noNames {
+		n.err = errors.New("jsstore: test: name bindings fail")
 		return
 	}
 	data, _ := json.Marshal(nameMsg{Name: n.name, SID: n.sid})

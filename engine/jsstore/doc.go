@@ -45,7 +45,8 @@
 // metas they set on further incarnations (fork sources' reference counts, phase 1b), then
 // the name bindings and bucket records (phase 2). A name is bound only when its binding
 // points at a live incarnation, so a create whose phase 2 failed leaves an unreachable
-// incarnation and a delete whose phase 2 failed leaves a name without a stream. Results
+// incarnation (deleted by OpenPartition once older than Options.OrphanAge, then
+// collected) and a delete whose phase 2 failed leaves a name without a stream. Results
 // are per change: a group is not atomic across incarnations.
 //
 // Outcomes of one publish (design §4.4): an ack (also "duplicate") is durable; the

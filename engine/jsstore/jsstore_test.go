@@ -73,6 +73,7 @@ func TestJetStream(t *testing.T) {
 	t.Run("RacingWriters", func(t *testing.T) { testRacingWriters(t, e) })
 	t.Run("Purges", func(t *testing.T) { testPurges(t, e) })
 	t.Run("PartitionHandover", func(t *testing.T) { testPartitionHandover(t, e) })
+	t.Run("Orphans", func(t *testing.T) { testOrphans(t, e) })
 }
 
 func TestMain(m *testing.M) {

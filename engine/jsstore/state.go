@@ -133,6 +133,21 @@ func (in *inc) meta() *storage.Meta {
 	return &m
 }
 
+// orphans returns the deletions of p's incarnations created before beforeMs whose name
+// was never bound to them (their create's binding failed), except fork sources kept for
+// their forks.
+func (p *partition) orphans(beforeMs int64) []storage.Change {
+	var out []storage.Change
+	for sid, in := range p.incs {
+		m := in.Meta
+		if m == nil || m.SoftDeleted || m.Refs > 0 || m.CreatedMs >= beforeMs || p.names[in.Name].SID == sid {
+			continue
+		}
+		out = append(out, storage.Change{SID: sid, Unbind: []storage.Binding{{Name: in.Name, Bucket: m.Bucket, SID: sid}}})
+	}
+	return out
+}
+
 // live reports whether name binding b points at a live incarnation of p.
 func (p *partition) live(b binding) *inc {
 	if b.SID == 0 {
