@@ -1,7 +1,6 @@
 package jsstore
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -40,37 +39,6 @@ type framePlan struct {
 	changes []int
 	seq     uint64
 	err     error
-}
-
-type namePlan struct {
-	k    int
-	name string
-	ops  []nameOp
-	sid  uint64 // the binding to write, once decided
-	seq  uint64
-	err  error
-	skip bool
-}
-
-type nameOp struct {
-	change int
-	bind   bool
-	sid    uint64
-}
-
-type bucketPlan struct {
-	k    int
-	id   string
-	ops  []bucketOp
-	rec  *storage.BucketRecord
-	seq  uint64
-	err  error
-	skip bool
-}
-
-type bucketOp struct {
-	change int
-	rec    *storage.BucketRecord
 }
 
 // Commit publishes the group (see the package doc) and reports per change: nil once
@@ -309,30 +277,6 @@ func (f *framePlan) note(i int) {
 	}
 }
 
-func (pl *plan) name(s *Store, name string) *namePlan {
-	if n := pl.byName[name]; n != nil {
-		return n
-	}
-	k := PartitionOf(name, s.opts.Partitions)
-	cur := s.parts[k].names[name]
-	n := &namePlan{k: k, name: name, sid: cur.SID, seq: cur.Seq}
-	pl.byName[name] = n
-	pl.names = append(pl.names, n)
-	return n
-}
-
-func (pl *plan) bucket(s *Store, id string) *bucketPlan {
-	if b := pl.byID[id]; b != nil {
-		return b
-	}
-	k := PartitionOfBucket(id, s.opts.Partitions)
-	cur := s.parts[k].buckets[id]
-	b := &bucketPlan{k: k, id: id, rec: cur.Rec, seq: cur.Seq}
-	pl.byID[id] = b
-	pl.buckets = append(pl.buckets, b)
-	return b
-}
-
 func supersededMeta(writers []int, change int, errs []error) bool {
 	for _, j := range writers {
 		if j > change && errs[j] == nil {
@@ -370,69 +314,6 @@ func (s *Store) publishFrame(f *framePlan) {
 
 // decidePhase2 folds the name and bucket operations of the changes that succeeded so far
 // into the binding and record to write; unchanged ones are skipped.
-func (s *Store) decidePhase2(pl *plan, errs []error) {
-	for _, n := range pl.names {
-		sid := n.sid
-		kept := n.ops[:0]
-		for _, op := range n.ops {
-			if errs[op.change] != nil {
-				continue
-			}
-			kept = append(kept, op)
-			switch {
-			case op.bind:
-				sid = op.sid
-			case sid == op.sid:
-				sid = 0
-			}
-		}
-		n.ops = kept
-		n.skip = sid == n.sid
-		n.sid = sid
-	}
-	for _, b := range pl.buckets {
-		kept := b.ops[:0]
-		rec, changed := b.rec, false
-		for _, op := range b.ops {
-			if errs[op.change] == nil {
-				kept = append(kept, op)
-				rec, changed = op.rec, true
-			}
-		}
-		b.ops, b.rec, b.skip = kept, rec, !changed
-	}
-}
-
-type nameMsg struct {
-	Name string `json:"name"`
-	SID  uint64 `json:"sid"`
-}
-
-type bucketMsg struct {
-	ID  string                `json:"id"`
-	Rec *storage.BucketRecord `json:"rec"`
-}
-
-func (s *Store) publishName(n *namePlan) {
-	if n.skip {
-		return
-	}
-	if s.noNames {
-		n.err = errors.New("jsstore: test: name bindings fail")
-		return
-	}
-	data, _ := json.Marshal(nameMsg{Name: n.name, SID: n.sid})
-	n.seq, n.err = s.publish(pub{k: n.k, subj: s.nameSubj(n.k, n.name), data: data, cas: true, expect: n.seq, rollup: true})
-}
-
-func (s *Store) publishBucket(b *bucketPlan) {
-	if b.skip {
-		return
-	}
-	data, _ := json.Marshal(bucketMsg{ID: b.id, Rec: b.rec})
-	b.seq, b.err = s.publish(pub{k: b.k, subj: s.bucketSubj(b.k, b.id), data: data, cas: true, expect: b.seq, rollup: true})
-}
-
 // applyFrames folds the acknowledged frames into the open partitions.
 func (s *Store) applyFrames(frames []*framePlan) {
 	s.mu.Lock()
@@ -456,21 +337,6 @@ func (s *Store) applyFrames(frames []*framePlan) {
 }
 
 // applyNames folds the acknowledged bindings and bucket records in.
-func (s *Store) applyNames(pl *plan) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, n := range pl.names {
-		if p := s.parts[n.k]; p != nil && n.err == nil && !n.skip {
-			p.names[n.name] = binding{SID: n.sid, Seq: n.seq}
-		}
-	}
-	for _, b := range pl.buckets {
-		if p := s.parts[b.k]; p != nil && b.err == nil && !b.skip {
-			p.buckets[b.id] = bucketEntry{Rec: b.rec, Seq: b.seq}
-		}
-	}
-}
-
 // afterCommit reloads what lost its compare-and-set or stayed in doubt, tells
 // OnConflict, and rewrites the checkpoints that are due.
 func (s *Store) afterCommit(pl *plan) {
