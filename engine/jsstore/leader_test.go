@@ -13,10 +13,10 @@ import (
 	"github.com/dsd-project/dsd/engine/storage"
 )
 
-// The JetStream leader of the partition is shut down while groups commit: commits in
+// The JetStream leader of the partition is SIGKILLed while groups commit: commits in
 // flight are resolved by resending (or reported unknown and reloaded), a new leader is
 // elected, and afterwards every acknowledged append is read back exactly once, in order,
-// from a store loaded afresh. Spec: design/distributed.md §7 (partition leader dies
+// from a store loaded afresh; again after all three nodes are SIGKILLed and restarted. Spec: design/distributed.md §7 (partition leader dies
 // mid-append), §9.
 func TestLeaderKill(t *testing.T) {
 	if testing.Short() {
@@ -92,9 +92,33 @@ func TestLeaderKill(t *testing.T) {
 	}
 	c.Restart(leader)
 	re := open()
-	defer re.Close()
 	for i := 0; i < streams; i++ {
 		_, got := readAll(t, re, fmt.Sprint("bk/s", i))
+		checkAcked(t, i, got, acked[i])
+	}
+	re.Close()
+	// Then every node at once (SIGKILL: what survives is what each fsynced).
+	for i := 0; i < 3; i++ {
+		c.Kill(i)
+	}
+	for i := 0; i < 3; i++ {
+		c.Restart(i)
+	}
+	var after *Store
+	for deadline := time.Now().Add(40 * time.Second); after == nil; {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		after, err = Open(ctx, nc, o)
+		cancel()
+		if err != nil && time.Now().After(deadline) {
+			t.Fatalf("open after the whole cluster was killed: %v", err)
+		}
+		if err != nil {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	defer after.Close()
+	for i := 0; i < streams; i++ {
+		_, got := readAll(t, after, fmt.Sprint("bk/s", i))
 		checkAcked(t, i, got, acked[i])
 	}
 }
