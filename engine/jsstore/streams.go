@@ -57,7 +57,13 @@ func (s *Store) ensureStream(ctx context.Context, k int) error {
 	case got.PersistMode == jetstream.AsyncPersistMode:
 		return fmt.Errorf("%w: stream %s persists asynchronously", ErrSyncNotAlways, want.Name)
 	case !got.AllowRollup || !got.AllowDirect:
-		return fmt.Errorf("jsstore: stream %s does not allow rollups and direct gets", want.Name)
+		// An older layout: turn rollups and direct gets on (nothing else changes).
+		got.AllowRollup, got.AllowDirect = true, true
+		st, err = s.js.UpdateStream(ctx, got)
+		if err != nil {
+			return fmt.Errorf("jsstore: stream %s: allow rollups and direct gets: %w", want.Name, err)
+		}
+		s.streams[k] = st
 	}
 	return nil
 }

@@ -96,3 +96,27 @@ system_account: SYS
 	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
 	return s.ClientURL()
 }
+
+// A partition stream made without direct gets (an older layout) is updated in place.
+func TestStreamUpgrade(t *testing.T) {
+	c := jstest.Start(t, 1, false)
+	nc := c.Connect()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	o := Options{Partitions: 1, Replicas: 1, Servers: c.Servers()}
+	st, err := Open(ctx, nc, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := st.streamConfig(0)
+	cfg.AllowDirect = false
+	if _, err := st.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = Open(ctx, nc, o); err != nil {
+		t.Fatal(err)
+	}
+	if !st.streams[0].CachedInfo().Config.AllowDirect {
+		t.Fatal("direct gets still off")
+	}
+}
