@@ -448,3 +448,34 @@ func testOrphans(t *testing.T, e *env) {
 		t.Fatalf("bound stream after orphan collection: %q", got)
 	}
 }
+
+// A read far behind the tail starts at the offset index entry before it: it decodes a
+// few frames, not the log from its start; so does a record lookup.
+func testOffsetIndex(t *testing.T, e *env) {
+	o := e.opts()
+	o.IndexBytes = 8 << 10
+	st := e.open(t, o)
+	defer st.Close()
+	c := createChange(1, "j")
+	c.Records = true
+	mustCommit(t, st, c)
+	rec := strings.Repeat("x", 1023) + "\n"
+	for i := 0; i < 200; i++ {
+		mustCommit(t, st, storage.Change{SID: 1, Messages: []storage.Message{unit(uint64(i*1024), rec)}, Records: true, FirstRecord: uint64(i)})
+	}
+	re := e.open(t, o)
+	defer re.Close()
+	re.decoded.Store(0)
+	var got uint64
+	if err := re.Messages([]storage.Segment{{SID: 1, To: 200 * 1024}}, 150*1024, 200*1024, storage.One,
+		func(off uint64, _ []byte) { got = off }); err != nil || got != 150*1024 {
+		t.Fatalf("read at 150 KiB: %d %v", got, err)
+	}
+	if off, ok, err := re.RecordOffset(1, 170); err != nil || !ok || off != 170*1024 {
+		t.Fatalf("record 170: %d %v %v", off, ok, err)
+	}
+	t.Logf("decoded %d frames", re.decoded.Load())
+	if n := re.decoded.Load(); n > 20 {
+		t.Fatalf("two lookups far behind the tail decoded %d frames of 201", n)
+	}
+}

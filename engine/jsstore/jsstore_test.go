@@ -74,6 +74,7 @@ func TestJetStream(t *testing.T) {
 	t.Run("Purges", func(t *testing.T) { testPurges(t, e) })
 	t.Run("PartitionHandover", func(t *testing.T) { testPartitionHandover(t, e) })
 	t.Run("Orphans", func(t *testing.T) { testOrphans(t, e) })
+	t.Run("OffsetIndex", func(t *testing.T) { testOffsetIndex(t, e) })
 }
 
 func TestMain(m *testing.M) {

@@ -118,6 +118,7 @@ func (s *Store) decodeFrame(ctx context.Context, k int, seq uint64, b []byte) (*
 	if f := s.frames.get(k, seq); f != nil {
 		return f, nil
 	}
+	s.decoded.Add(1)
 	h, data, err := decodeHead(b)
 	if err != nil {
 		return nil, err
