@@ -10,6 +10,8 @@ import (
 // Phase 2 of a commit: the name bindings and bucket records of the changes whose frames
 // were acknowledged, each a rolled-up message with a compare-and-set on its subject.
 
+// namePlan is the binding of one name the group changes: its operations in order, then
+// the binding decided from those that succeeded.
 type namePlan struct {
 	k    int
 	name string
@@ -26,6 +28,7 @@ type nameOp struct {
 	sid    uint64
 }
 
+// bucketPlan is one bucket record the group writes or deletes.
 type bucketPlan struct {
 	k    int
 	id   string
@@ -65,6 +68,8 @@ func (pl *plan) bucket(s *Store, id string) *bucketPlan {
 	return b
 }
 
+// decidePhase2 folds the name and bucket operations of the changes that succeeded so far
+// into the binding and record to write; unchanged ones are skipped.
 func (s *Store) decidePhase2(pl *plan, errs []error) {
 	for _, n := range pl.names {
 		sid := n.sid
@@ -98,6 +103,7 @@ func (s *Store) decidePhase2(pl *plan, errs []error) {
 	}
 }
 
+// nameMsg is the payload on a name's subject; bucketMsg on a bucket's.
 type nameMsg struct {
 	Name string `json:"name"`
 	SID  uint64 `json:"sid"`
@@ -108,6 +114,7 @@ type bucketMsg struct {
 	Rec *storage.BucketRecord `json:"rec"`
 }
 
+// publishName writes the decided binding with a compare-and-set on the name's subject.
 func (s *Store) publishName(n *namePlan) {
 	if n.skip {
 		return
@@ -120,6 +127,7 @@ func (s *Store) publishName(n *namePlan) {
 	n.seq, n.err = s.publish(pub{k: n.k, subj: s.nameSubj(n.k, n.name), data: data, cas: true, expect: n.seq, rollup: true})
 }
 
+// publishBucket writes the decided bucket record (nil: deleted) likewise.
 func (s *Store) publishBucket(b *bucketPlan) {
 	if b.skip {
 		return
@@ -128,6 +136,7 @@ func (s *Store) publishBucket(b *bucketPlan) {
 	b.seq, b.err = s.publish(pub{k: b.k, subj: s.bucketSubj(b.k, b.id), data: data, cas: true, expect: b.seq, rollup: true})
 }
 
+// applyNames folds the acknowledged bindings and bucket records in.
 func (s *Store) applyNames(pl *plan) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

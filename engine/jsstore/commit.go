@@ -312,8 +312,6 @@ func (s *Store) publishFrame(f *framePlan) {
 	f.seq, f.err = s.publish(pub{k: f.k, subj: subj, data: body, cas: true, expect: expect})
 }
 
-// decidePhase2 folds the name and bucket operations of the changes that succeeded so far
-// into the binding and record to write; unchanged ones are skipped.
 // applyFrames folds the acknowledged frames into the open partitions.
 func (s *Store) applyFrames(frames []*framePlan) {
 	s.mu.Lock()
@@ -336,19 +334,22 @@ func (s *Store) applyFrames(frames []*framePlan) {
 	}
 }
 
-// applyNames folds the acknowledged bindings and bucket records in.
 // afterCommit reloads what lost its compare-and-set or stayed in doubt, tells
 // OnConflict, and rewrites the checkpoints that are due.
 func (s *Store) afterCommit(pl *plan) {
 	conflicted := map[int]bool{}
+	var done []*framePlan
+	seen := map[uint64]bool{}
 	for _, f := range pl.frames {
 		if storage.PerStream(f.err) {
 			s.reloadInc(f.k, f.sid)
 			conflicted[f.k] = conflicted[f.k] || errors.Is(f.err, storage.ErrConflict)
-		} else if f.err == nil {
-			s.maybeCheckpoint(f.k, f.sid)
+		} else if f.err == nil && !seen[f.sid] {
+			seen[f.sid] = true
+			done = append(done, f)
 		}
 	}
+	s.run(len(done), func(i int) { s.maybeCheckpoint(done[i].k, done[i].sid) })
 	for _, n := range pl.names {
 		if storage.PerStream(n.err) {
 			s.reloadName(n.k, n.name)
