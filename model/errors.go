@@ -100,6 +100,12 @@ var (
 	ErrShuttingDown  = newErr("SHUTTING_DOWN", "the server is shutting down")
 )
 
+// Server limits on request bodies (D5 limits; dsd's own bounds, CONFORMANCE.md).
+var (
+	ErrBusy        = newErr("SERVER_BUSY", "the server is receiving too many request bodies at once; retry after Retry-After seconds")
+	ErrBodyTimeout = newErr("BODY_TIMEOUT", "the request body stalled: no byte arrived within the server's body idle timeout")
+)
+
 // ClosedError is returned for an append to a closed stream (B-5.2-07, B-5.2-10): 409 with
 // Stream-Closed: true and Stream-Next-Offset: Final.
 type ClosedError struct{ Final Offset }
@@ -203,7 +209,7 @@ var AllErrors = []error{
 	ErrContentTypeMismatch, ErrStreamSeqConflict, ErrEpochSeqNotZero,
 	ErrSnapshotNotFound, ErrSnapshotConflict, ErrSnapshotPastTail, ErrSnapshotMatch, ErrSnapshotLatest,
 	ErrRetentionInvalid,
-	ErrStorageFailed, ErrShuttingDown,
+	ErrStorageFailed, ErrShuttingDown, ErrBusy, ErrBodyTimeout,
 	&ClosedError{}, &StaleEpochError{}, &SeqGapError{}, &RecordMismatchError{},
 	&RecordRangeError{}, &RecordRangeError{Gone: true},
 }
