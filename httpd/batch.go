@@ -46,7 +46,8 @@ func (h *Handler) appendBatch(w http.ResponseWriter, r *http.Request, t target) 
 	if err != nil {
 		return err
 	}
-	body, err := readBody(w, r, min(h.cfg.MaxBody, maxBatchBytes))
+	body, done, err := h.readBody(w, r, min(h.cfg.MaxBody, maxBatchBytes), h.streamExists(t.key))
+	defer done()
 	if err != nil {
 		return err
 	}

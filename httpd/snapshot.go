@@ -42,7 +42,8 @@ func (h *Handler) publishSnapshot(w http.ResponseWriter, r *http.Request, t targ
 	if err != nil {
 		return err
 	}
-	body, err := readBody(w, r, h.cfg.MaxBody)
+	body, done, err := h.readBody(w, r, h.cfg.MaxBody, h.streamExists(t.key))
+	defer done()
 	if err != nil {
 		return err
 	}
