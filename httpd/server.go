@@ -38,6 +38,13 @@ type Config struct {
 	BodyIdleTimeout time.Duration
 	// BodyTimeout bounds the reading of one whole request body (default 5m).
 	BodyTimeout time.Duration
+	// LiveBufferBudget bounds the bytes held, over all connections, for reads whose
+	// sockets do not take them (issue 20; default 64 MiB; negative: no bound). Past it the
+	// writes blocked longest are cut and their connections reset.
+	LiveBufferBudget int64
+	// SSESendBuffer is the kernel send buffer (SO_SNDBUF) of SSE connections, bounding
+	// what a subscriber that does not read pins in the kernel (default 128 KiB).
+	SSESendBuffer int
 	// AuthTokens, when non-empty, are the bearer tokens allowed to use the server
 	// (B-12-01); other requests get 401. Setting them implies CachePrivate.
 	AuthTokens []string
@@ -66,6 +73,12 @@ func (c *Config) defaults() {
 		// a body of MaxBody bytes must fit, in whole pieces
 		c.BodyBudget = max(c.BodyBudget, (c.MaxBody/bodyPiece+1)*bodyPiece)
 	}
+	if c.LiveBufferBudget == 0 {
+		c.LiveBufferBudget = 64 << 20
+	}
+	if c.SSESendBuffer == 0 {
+		c.SSESendBuffer = 128 << 10
+	}
 	if c.BodyIdleTimeout == 0 {
 		c.BodyIdleTimeout = 10 * time.Second
 	}
@@ -85,6 +98,7 @@ type Handler struct {
 	now    func() time.Time
 	hubs   hubSet
 	bodies byteBudget // request body bytes held (Config.BodyBudget)
+	stalls stallSet   // bytes held by blocked response writes (Config.LiveBufferBudget)
 }
 
 // Shutdown ends every SSE response parked on a hijacked connection with its final chunk
@@ -95,7 +109,8 @@ func (h *Handler) Shutdown() { h.hubs.close(5 * time.Second) }
 // New returns the HTTP handler for store.
 func New(store Store, cfg Config) *Handler {
 	cfg.defaults()
-	h := &Handler{store: store, cfg: cfg, now: time.Now, bodies: byteBudget{limit: cfg.BodyBudget}}
+	h := &Handler{store: store, cfg: cfg, now: time.Now, bodies: byteBudget{limit: cfg.BodyBudget},
+		stalls: stallSet{limit: cfg.LiveBufferBudget}}
 	r := httprouter.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false

@@ -30,7 +30,7 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	enc := sseEncoding(info, q)
 	setSSEHeaders(w.Header(), info, enc)
 	deadline := time.Now().Add(h.cfg.SSEMaxAge)
-	if c, hijacked := hijackSSE(w, r); hijacked {
+	if c, hijacked := hijackSSE(w, r, &h.stalls, h.cfg.SSESendBuffer); hijacked {
 		if c == nil {
 			lr.Close()
 			return nil
@@ -45,10 +45,8 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	for {
 		buf.Reset()
 		h.writeEvents(&buf, enc, q, res)
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			return nil
-		}
-		if err := rc.Flush(); err != nil || res.EOF {
+		res.Data = nil // only the encoded events are held while the write blocks
+		if err := h.writeHeld(w, r, buf.Bytes(), true); err != nil || res.EOF {
 			return nil
 		}
 		if !res.UpToDate {
@@ -70,13 +68,17 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 const sseCatchUpTimeout = 30 * time.Second
 
 // sseHijacked serves an SSE response on a hijacked connection: it catches up on this
-// goroutine, then parks the subscriber in its stream's hub and returns.
+// goroutine, then parks the subscriber in its stream's hub and returns. While a write
+// blocks it holds one read's encoded events (reads are at most sseReadBytes), counted in
+// the live-buffer budget (issue 20).
 func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q readQuery, enc sseEnc, res engine.ReadResult, deadline time.Time) {
-	var buf bytes.Buffer
 	for {
-		buf.Reset()
-		h.writeEvents(&buf, enc, q, res)
-		if _, err := c.write(chunk(buf.Bytes()), sseCatchUpTimeout); err != nil {
+		buf := newChunkBuf(chunkPool.Get().(*bytes.Buffer))
+		h.writeEvents(buf, enc, q, res)
+		res.Data = nil
+		err := c.send(frameChunk(buf), buf.Cap(), sseCatchUpTimeout)
+		putChunkBuf(buf)
+		if err != nil {
 			c.abort()
 			lr.Close()
 			return
@@ -89,7 +91,6 @@ func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q 
 		if res.UpToDate {
 			break
 		}
-		var err error
 		if res, err = lr.Read(q.nextRequest(res)); err != nil {
 			c.finish()
 			lr.Close()
@@ -106,7 +107,7 @@ func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q 
 // interrupted chunk, catches up from there and parks again, so a slow or stalled reader
 // delays no other subscriber. res is the read the chunk came from (zero for keep-alives).
 func (h *Handler) sseResume(s *sseSub, rest []byte, res engine.ReadResult) {
-	if _, err := s.c.write(rest, sseCatchUpTimeout); err != nil {
+	if err := s.c.sendHeld(rest, len(rest), sseCatchUpTimeout); err != nil {
 		s.c.abort()
 		return
 	}
