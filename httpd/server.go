@@ -110,7 +110,7 @@ func (h *Handler) Shutdown() { h.hubs.close(5 * time.Second) }
 func New(store Store, cfg Config) *Handler {
 	cfg.defaults()
 	h := &Handler{store: store, cfg: cfg, now: time.Now, bodies: byteBudget{limit: cfg.BodyBudget},
-		stalls: stallSet{limit: cfg.LiveBufferBudget}}
+		stalls: stallSet{limit: cfg.LiveBufferBudget, grace: stallGrace}}
 	r := httprouter.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false

@@ -12,10 +12,12 @@ import (
 // stallSet accounts the bytes held for live and catch-up readers whose sockets cannot take
 // them (a write that blocks), within one global limit (Config.LiveBufferBudget, issue 20):
 // when a new stall passes it, the writers blocked longest are cut (their sockets reset),
-// until the bytes held fit again.
+// until the bytes held fit again. A write blocked for less than grace is never cut: a
+// reader that keeps up is not one that does not read.
 type stallSet struct {
 	mu         sync.Mutex
 	limit      int64 // <= 0: no limit
+	grace      time.Duration
 	used       int64
 	head, tail *stall // oldest first
 	cuts       atomic.Int64
@@ -24,6 +26,7 @@ type stallSet struct {
 // stall is one blocked write: the bytes it holds and how to cut it.
 type stall struct {
 	n          int64
+	since      time.Time
 	cut        func()
 	prev, next *stall
 	gone       bool // released or cut
@@ -32,7 +35,8 @@ type stall struct {
 // hold registers a write of n held bytes that may block; cut must make that write fail
 // at once. Release the stall when the write returns.
 func (ss *stallSet) hold(n int, cut func()) *stall {
-	s := &stall{n: int64(n), cut: cut}
+	now := time.Now()
+	s := &stall{n: int64(n), since: now, cut: cut}
 	var victims []*stall
 	ss.mu.Lock()
 	s.prev = ss.tail
@@ -43,7 +47,7 @@ func (ss *stallSet) hold(n int, cut func()) *stall {
 	}
 	ss.tail = s
 	ss.used += s.n
-	for ss.limit > 0 && ss.used > ss.limit && ss.head != nil {
+	for ss.limit > 0 && ss.used > ss.limit && ss.head != nil && now.Sub(ss.head.since) >= ss.grace {
 		v := ss.head
 		ss.unlink(v)
 		victims = append(victims, v)
@@ -87,6 +91,9 @@ func (ss *stallSet) inUse() int64 {
 	defer ss.mu.Unlock()
 	return ss.used
 }
+
+// stallGrace is how long a write must have blocked before the budget may cut it.
+const stallGrace = 500 * time.Millisecond
 
 // minHeldWrite is the smallest response write accounted as a possible stall: smaller
 // ones fit net/http's buffers and never block the handler.

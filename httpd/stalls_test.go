@@ -43,6 +43,26 @@ func TestStallSetCutsTheOldest(t *testing.T) {
 	}
 }
 
+// A write blocked for less than the grace period is not cut, even over the limit; once
+// older, it is cut by the next stall.
+func TestStallSetSparesYoungWrites(t *testing.T) {
+	ss := stallSet{limit: 100, grace: 50 * time.Millisecond}
+	cut := 0
+	a := ss.hold(80, func() { cut++ })
+	b := ss.hold(80, func() { cut++ })
+	if cut != 0 || ss.inUse() != 160 {
+		t.Fatalf("young writes cut: %d, in use %d", cut, ss.inUse())
+	}
+	time.Sleep(60 * time.Millisecond)
+	c := ss.hold(10, func() { cut += 10 })
+	if cut != 1 || ss.inUse() != 90 {
+		t.Fatalf("after the grace: cut %d, in use %d; want the oldest cut, 90", cut, ss.inUse())
+	}
+	for _, s := range []*stall{a, b, c} {
+		ss.release(s)
+	}
+}
+
 // stalledReader sends a request on a connection with a 4 KiB receive buffer and never
 // reads (issue 20's hostile catch-up reader).
 func stalledReader(t *testing.T, addr, path string) net.Conn {
@@ -104,6 +124,7 @@ func serverTxQueues(t *testing.T, port int) []int {
 func TestStalledSSEReadersAreBounded(t *testing.T) {
 	const readers, sndbuf = 12, 32 << 10
 	srv, h := liveServer(t, Config{LiveBufferBudget: 8 * sseReadBytes, SSESendBuffer: sndbuf})
+	h.stalls.grace = 0 // the readers are known not to read
 	eng := h.store.(EngineStore).Engine
 	bigStream(t, eng, 4<<20)
 	addr := srv.Listener.Addr().String()
@@ -137,5 +158,19 @@ func TestStalledSSEReadersAreBounded(t *testing.T) {
 		if q > 2*sndbuf+16<<10 {
 			t.Errorf("a stalled socket queues %d bytes; SO_SNDBUF %d bounds it to about %d", q, sndbuf, 2*sndbuf)
 		}
+	}
+}
+
+// A catch-up read written through net/http to a reader that does not read counts in the
+// same budget; cut, its connection is reset (http.Server.ConnContext = ConnContext).
+func TestStalledCatchUpReaderIsCut(t *testing.T) {
+	srv, h := liveServer(t, Config{LiveBufferBudget: 256 << 10})
+	h.stalls.grace = 0
+	bigStream(t, h.store.(EngineStore).Engine, 2<<20)
+	c := stalledReader(t, srv.Listener.Addr().String(), "/v1/stream/big?offset=-1")
+	waitFor(t, func() bool { return h.stalls.cuts.Load() == 1 && h.stalls.inUse() == 0 })
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := io.Copy(io.Discard, c); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("the cut reader's connection ended with %v, want ECONNRESET", err)
 	}
 }
