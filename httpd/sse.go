@@ -22,8 +22,14 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	if err != nil {
 		return err
 	}
+	st, err := h.stalls.reserve(h.stalls.stepSize(), time.Now().Add(sseCatchUpTimeout), nil)
+	if err != nil {
+		lr.Close()
+		return err
+	}
 	res, err := lr.Read(q.firstRequest())
 	if err != nil {
+		h.stalls.release(st)
 		lr.Close()
 		return err
 	}
@@ -32,12 +38,15 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	deadline := time.Now().Add(h.cfg.SSEMaxAge)
 	if c, hijacked := hijackSSE(w, r, &h.stalls, h.cfg.SSESendBuffer); hijacked {
 		if c == nil {
+			h.stalls.release(st)
 			lr.Close()
 			return nil
 		}
-		h.sseHijacked(c, t.key, lr, q, enc, res, deadline)
+		h.stalls.arm(st, c.reset)
+		h.sseHijacked(c, t.key, lr, q, enc, res, st, deadline)
 		return nil
 	}
+	h.stalls.release(st) // served through net/http: writeHeld counts its writes
 	defer lr.Close()
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
@@ -64,20 +73,31 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	}
 }
 
-// sseCatchUpTimeout bounds one write while a subscriber catches up on its own goroutine.
+// sseCatchUpTimeout bounds one write while a subscriber catches up on its own goroutine,
+// and the wait for room in the live-buffer budget before a read.
 const sseCatchUpTimeout = 30 * time.Second
 
+// sseReserve is the least one SSE catch-up step reserves in the live-buffer budget before
+// it reads: a read of sseReadBytes, encoded. Steps reserve the larger of it and what recent
+// steps held (stallSet.step: messages larger than a read make larger steps), and resize
+// to the encoding once known.
+const sseReserve = 2 * sseReadBytes
+
 // sseHijacked serves an SSE response on a hijacked connection: it catches up on this
-// goroutine, then parks the subscriber in its stream's hub and returns. While a write
-// blocks it holds one read's encoded events (reads are at most sseReadBytes), counted in
-// the live-buffer budget (issue 20).
-func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q readQuery, enc sseEnc, res engine.ReadResult, deadline time.Time) {
+// goroutine, then parks the subscriber in its stream's hub and returns. Each step (read,
+// encode, write) holds its bytes in the live-buffer budget, reserved before the read (st,
+// for res): a reader that does not read holds one read's encoded events (reads are about
+// sseReadBytes) and may be cut (issue 20).
+func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q readQuery, enc sseEnc, res engine.ReadResult, st *stall, deadline time.Time) {
 	for {
 		buf := newChunkBuf(chunkPool.Get().(*bytes.Buffer))
+		buf.Grow(len(res.Data)*4/3 + 512)
 		h.writeEvents(buf, enc, q, res)
 		res.Data = nil
-		err := c.send(frameChunk(buf), buf.Cap(), sseCatchUpTimeout)
+		h.stalls.resize(st, buf.Cap())
+		_, err := c.write(frameChunk(buf), sseCatchUpTimeout)
 		putChunkBuf(buf)
+		h.stalls.release(st)
 		if err != nil {
 			c.abort()
 			lr.Close()
@@ -91,7 +111,13 @@ func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q 
 		if res.UpToDate {
 			break
 		}
+		if st, err = h.stalls.reserve(h.stalls.stepSize(), time.Now().Add(sseCatchUpTimeout), c.reset); err != nil {
+			c.finish()
+			lr.Close()
+			return
+		}
 		if res, err = lr.Read(q.nextRequest(res)); err != nil {
+			h.stalls.release(st)
 			c.finish()
 			lr.Close()
 			return
@@ -123,13 +149,20 @@ func (h *Handler) sseResume(s *sseSub, rest []byte, res engine.ReadResult) {
 		s.c.finish() // deleted meanwhile: the client learns it when it reconnects
 		return
 	}
+	st, err := h.stalls.reserve(h.stalls.stepSize(), time.Now().Add(sseCatchUpTimeout), s.c.reset)
+	if err != nil {
+		lr.Close()
+		s.c.finish()
+		return
+	}
 	next, err := lr.Read(s.q.nextRequest(engine.ReadResult{Next: s.next, RecordNext: s.nextRec}))
 	if err != nil || info.ID != s.info.ID {
+		h.stalls.release(st)
 		lr.Close()
 		s.c.finish() // gone behind retention, or another incarnation: the client resumes
 		return
 	}
-	h.sseHijacked(s.c, s.key, lr, s.q, s.enc, next, s.deadline)
+	h.sseHijacked(s.c, s.key, lr, s.q, s.enc, next, st, s.deadline)
 }
 
 // setSSEHeaders sets the head of an SSE response (B-5.8-01, B-5.8-02, extension §6.9).

@@ -2,10 +2,8 @@ package httpd
 
 import (
 	"bytes"
-	"errors"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -92,7 +90,7 @@ func frameChunk(b *bytes.Buffer) []byte {
 // chunkPool recycles the catch-up buffers of SSE responses (at most maxPooledChunk each).
 var chunkPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-const maxPooledChunk = 1 << 20
+const maxPooledChunk = 256 << 10
 
 func putChunkBuf(b *bytes.Buffer) {
 	if b.Cap() <= maxPooledChunk {
@@ -119,17 +117,6 @@ func (c *sseConn) write(framed []byte, timeout time.Duration) (n int, err error)
 // sseFinishTimeout bounds the write of the final chunk: a subscriber that cannot take
 // five bytes is cut rather than waited for.
 const sseFinishTimeout = 20 * time.Millisecond
-
-// send writes framed bytes. When the socket cannot take them at once (sseWriteTimeout) it
-// waits, up to timeout, as a stall holding held bytes in the live-buffer budget, which may
-// cut it (issue 20).
-func (c *sseConn) send(framed []byte, held int, timeout time.Duration) error {
-	n, err := c.write(framed, sseWriteTimeout)
-	if !errors.Is(err, os.ErrDeadlineExceeded) {
-		return err
-	}
-	return c.sendHeld(framed[n:], held, timeout)
-}
 
 // sendHeld writes rest as a stall of held bytes, for at most timeout.
 func (c *sseConn) sendHeld(rest []byte, held int, timeout time.Duration) error {

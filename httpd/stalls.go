@@ -7,23 +7,41 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/dsd-project/dsd/model"
 )
 
-// stallSet accounts the bytes held for live and catch-up readers whose sockets cannot take
-// them (a write that blocks), within one global limit (Config.LiveBufferBudget, issue 20):
-// when a new stall passes it, the writers blocked longest are cut (their sockets reset),
-// until the bytes held fit again. A write blocked for less than grace is never cut: a
-// reader that keeps up is not one that does not read.
+// stallSet accounts the bytes held for live and catch-up readers, within one global limit
+// (Config.LiveBufferBudget, issue 20). An SSE catch-up step reserves its bytes before it
+// reads (reserve), so that readers that do not read cannot make dsd allocate past the
+// limit; other writes are counted once they block (hold). Over the limit, the writes in
+// progress longest are cut (their sockets reset) until the bytes fit again; a write in
+// progress for less than grace is never cut (a reader that keeps up is not one that does
+// not read): a reservation then waits for bytes to be released.
 type stallSet struct {
 	mu         sync.Mutex
 	limit      int64 // <= 0: no limit
 	grace      time.Duration
 	used       int64
-	head, tail *stall // oldest first
+	head, tail *stall        // oldest first
+	freed      chan struct{} // closed when bytes are released, for waiting reservations
 	cuts       atomic.Int64
+	step       atomic.Int64 // a decaying maximum of the bytes SSE steps held (stepSize)
 }
 
-// stall is one blocked write: the bytes it holds and how to cut it.
+// stepSize is what an SSE step reserves before it reads: the larger of sseReserve and a
+// decaying maximum of what steps held after reading.
+func (ss *stallSet) stepSize() int { return max(sseReserve, int(ss.step.Load())) }
+
+// noteStep records the bytes a step held once read and encoded; the maximum decays by
+// 1/64 per step.
+func (ss *stallSet) noteStep(n int) {
+	old := ss.step.Load()
+	ss.step.CompareAndSwap(old, max(int64(n), old-old/64))
+}
+
+// stall is one write in progress: the bytes it holds, since when, and how to cut it
+// (nil until its connection is known).
 type stall struct {
 	n          int64
 	since      time.Time
@@ -32,13 +50,113 @@ type stall struct {
 	gone       bool // released or cut
 }
 
-// hold registers a write of n held bytes that may block; cut must make that write fail
-// at once. Release the stall when the write returns.
+// hold registers a write of n held bytes that blocks; cut must make that write fail at
+// once. Release the stall when the write returns.
 func (ss *stallSet) hold(n int, cut func()) *stall {
 	now := time.Now()
 	s := &stall{n: int64(n), since: now, cut: cut}
-	var victims []*stall
 	ss.mu.Lock()
+	ss.link(s)
+	victims := ss.shed(now, 0)
+	ss.mu.Unlock()
+	ss.cutAll(victims)
+	return s
+}
+
+// reserve takes n bytes for a write about to be prepared (cut as for hold, or nil until
+// arm), cutting old writes when they do not fit; while they still do not fit (and other writes hold bytes) it waits for bytes to
+// be released, until until. Errors: model.ErrBusy when the wait times out.
+func (ss *stallSet) reserve(n int, until time.Time, cut func()) (*stall, error) {
+	for {
+		now := time.Now()
+		ss.mu.Lock()
+		victims := ss.shed(now, int64(n))
+		if ss.limit <= 0 || ss.used+int64(n) <= ss.limit || ss.head == nil {
+			s := &stall{n: int64(n), since: now, cut: cut}
+			ss.link(s)
+			ss.mu.Unlock()
+			ss.cutAll(victims)
+			return s, nil
+		}
+		if ss.freed == nil {
+			ss.freed = make(chan struct{})
+		}
+		freed := ss.freed
+		ss.mu.Unlock()
+		ss.cutAll(victims)
+		if !now.Before(until) {
+			return nil, model.ErrBusy
+		}
+		t := time.NewTimer(min(ss.grace/4+time.Millisecond, until.Sub(now)))
+		select {
+		case <-freed:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// arm sets how to cut a reserved write (once its connection is known).
+func (ss *stallSet) arm(s *stall, cut func()) {
+	ss.mu.Lock()
+	s.cut = cut
+	ss.mu.Unlock()
+}
+
+// resize sets the bytes a write holds (known once it has read and encoded), cutting old
+// writes when they no longer fit.
+func (ss *stallSet) resize(s *stall, n int) {
+	ss.noteStep(n)
+	ss.mu.Lock()
+	var victims []*stall
+	if !s.gone {
+		ss.used += int64(n) - s.n
+		s.n = int64(n)
+		victims = ss.shed(time.Now(), 0)
+	}
+	ss.mu.Unlock()
+	ss.cutAll(victims)
+}
+
+// release ends a stall (its write returned).
+func (ss *stallSet) release(s *stall) {
+	if s == nil {
+		return
+	}
+	ss.mu.Lock()
+	if !s.gone {
+		ss.unlink(s)
+	}
+	ss.mu.Unlock()
+}
+
+// shed unlinks, oldest first, writes in progress for at least grace that can be cut,
+// until extra more bytes fit; ss.mu is held. The caller cuts them after unlocking.
+func (ss *stallSet) shed(now time.Time, extra int64) []*stall {
+	var victims []*stall
+	for v := ss.head; v != nil && ss.limit > 0 && ss.used+extra > ss.limit; {
+		if now.Sub(v.since) < ss.grace {
+			break // the rest are younger
+		}
+		next := v.next
+		if v.cut != nil {
+			ss.unlink(v)
+			victims = append(victims, v)
+		}
+		v = next
+	}
+	return victims
+}
+
+func (ss *stallSet) cutAll(victims []*stall) {
+	for _, v := range victims {
+		ss.cuts.Add(1)
+		v.cut()
+	}
+}
+
+// link appends s (the youngest); ss.mu is held.
+func (ss *stallSet) link(s *stall) {
 	s.prev = ss.tail
 	if ss.tail != nil {
 		ss.tail.next = s
@@ -47,29 +165,9 @@ func (ss *stallSet) hold(n int, cut func()) *stall {
 	}
 	ss.tail = s
 	ss.used += s.n
-	for ss.limit > 0 && ss.used > ss.limit && ss.head != nil && now.Sub(ss.head.since) >= ss.grace {
-		v := ss.head
-		ss.unlink(v)
-		victims = append(victims, v)
-	}
-	ss.mu.Unlock()
-	for _, v := range victims {
-		ss.cuts.Add(1)
-		v.cut()
-	}
-	return s
 }
 
-// release ends a stall (its write returned).
-func (ss *stallSet) release(s *stall) {
-	ss.mu.Lock()
-	if !s.gone {
-		ss.unlink(s)
-	}
-	ss.mu.Unlock()
-}
-
-// unlink removes s; ss.mu is held.
+// unlink removes s and wakes waiting reservations; ss.mu is held.
 func (ss *stallSet) unlink(s *stall) {
 	if s.prev != nil {
 		s.prev.next = s.next
@@ -83,9 +181,13 @@ func (ss *stallSet) unlink(s *stall) {
 	}
 	s.prev, s.next, s.gone = nil, nil, true
 	ss.used -= s.n
+	if ss.freed != nil {
+		close(ss.freed)
+		ss.freed = nil
+	}
 }
 
-// inUse reports the bytes held by blocked writes.
+// inUse reports the bytes held by writes in progress.
 func (ss *stallSet) inUse() int64 {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -93,7 +195,7 @@ func (ss *stallSet) inUse() int64 {
 }
 
 // stallGrace is how long a write must have blocked before the budget may cut it.
-const stallGrace = 500 * time.Millisecond
+const stallGrace = 200 * time.Millisecond
 
 // minHeldWrite is the smallest response write accounted as a possible stall: smaller
 // ones fit net/http's buffers and never block the handler.
