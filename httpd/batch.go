@@ -46,7 +46,7 @@ func (h *Handler) appendBatch(w http.ResponseWriter, r *http.Request, t target) 
 	if err != nil {
 		return err
 	}
-	body, done, err := h.readBody(w, r, min(h.cfg.MaxBody, maxBatchBytes), h.streamExists(t.key))
+	body, done, err := h.readBody(w, r, min(h.cfg.MaxBody, maxBatchBytes), nil) // frames are judged before the stream (model)
 	defer done()
 	if err != nil {
 		return err

@@ -51,11 +51,10 @@ func postHead(path string, length int) string {
 func TestBodyToMissingStreamAnsweredAtOnce(t *testing.T) {
 	srv, _ := liveServer(t, Config{BodyIdleTimeout: time.Minute})
 	addr := srv.Listener.Addr().String()
-	for _, path := range []string{"/v1/stream/nope", "/v1/stream/nope/append-batch", "/v1/stream/nope/attrs"} {
+	for _, path := range []string{"/v1/stream/nope", "/v1/stream/nope/snapshot/0000000000000000_0000000000000000"} {
 		head := postHead(path, 32<<20)
-		if strings.HasSuffix(path, "/attrs") {
-			head = strings.Replace(strings.Replace(head, "POST", "PUT", 1), "text/plain", "application/json", 1)
-			head = strings.Replace(head, "33554432", "40000", 1)
+		if strings.Contains(path, "/snapshot") {
+			head = strings.Replace(head, "POST", "PUT", 1)
 		}
 		start := time.Now()
 		c := rawRequest(t, addr, head, []byte("partial"))

@@ -102,7 +102,7 @@ var (
 
 // Server limits on request bodies (D5 limits; dsd's own bounds, CONFORMANCE.md).
 var (
-	ErrBusy        = newErr("SERVER_BUSY", "the server is receiving too many request bodies at once; retry after Retry-After seconds")
+	ErrBusy        = newErr("SERVER_BUSY", "the server holds as many request bodies or live-read bytes as it allows; retry after Retry-After seconds")
 	ErrBodyTimeout = newErr("BODY_TIMEOUT", "the request body stalled: no byte arrived within the server's body idle timeout")
 )
 
