@@ -174,3 +174,27 @@ func TestStalledCatchUpReaderIsCut(t *testing.T) {
 		t.Errorf("the cut reader's connection ended with %v, want ECONNRESET", err)
 	}
 }
+
+// A reservation that does not fit waits while the bytes are held by young writes, goes on
+// once they are released, and gives up with ErrBusy at its deadline.
+func TestStallSetReserveWaits(t *testing.T) {
+	ss := stallSet{limit: 100, grace: time.Hour}
+	a, err := ss.reserve(80, time.Now(), func() { t.Error("a young write was cut") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ss.reserve(40, time.Now().Add(30*time.Millisecond), nil); !errors.Is(err, model.ErrBusy) {
+		t.Fatalf("a reservation past the limit: %v, want ErrBusy after its wait", err)
+	}
+	go func() { time.Sleep(20 * time.Millisecond); ss.release(a) }()
+	start := time.Now()
+	b, err := ss.reserve(40, time.Now().Add(5*time.Second), nil)
+	if err != nil || time.Since(start) < 15*time.Millisecond {
+		t.Fatalf("reserve after a release: %v after %v", err, time.Since(start))
+	}
+	ss.resize(b, 60)
+	if ss.inUse() != 60 || ss.stepSize() != sseReserve {
+		t.Fatalf("in use %d, step %d", ss.inUse(), ss.stepSize())
+	}
+	ss.release(b)
+}
