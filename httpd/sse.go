@@ -95,6 +95,7 @@ func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q 
 		h.writeEvents(buf, enc, q, res)
 		res.Data = nil
 		h.stalls.resize(st, buf.Cap())
+		h.stalls.noteStep(buf.Len())
 		_, err := c.write(frameChunk(buf), sseCatchUpTimeout)
 		putChunkBuf(buf)
 		h.stalls.release(st)

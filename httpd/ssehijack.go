@@ -20,9 +20,10 @@ type sseConn struct {
 
 // hijackSSE takes over the connection of an HTTP/1.1 request, bounds its kernel send
 // buffer to sndbuf bytes (issue 20: a reader that does not read pins at most that in the
-// kernel), and writes the response head with w's headers. hijacked is false (and w untouched) when the connection cannot be
-// hijacked (HTTP/2, test recorders, HTTP/1.0): the caller then serves through w. A nil
-// conn with hijacked true means the connection failed and is closed.
+// kernel), and writes the response head with w's headers. hijacked is false (and w
+// untouched) when the connection cannot be hijacked (HTTP/2, test recorders, HTTP/1.0):
+// the caller then serves through w. A nil conn with hijacked true means the connection
+// failed and is closed.
 func hijackSSE(w http.ResponseWriter, r *http.Request, stalls *stallSet, sndbuf int) (c *sseConn, hijacked bool) {
 	hj, ok := w.(http.Hijacker)
 	if !ok || r.ProtoMajor != 1 || r.ProtoMinor != 1 {

@@ -33,8 +33,8 @@ type stallSet struct {
 // decaying maximum of what steps held after reading.
 func (ss *stallSet) stepSize() int { return max(sseReserve, int(ss.step.Load())) }
 
-// noteStep records the bytes a step held once read and encoded; the maximum decays by
-// 1/64 per step.
+// noteStep records the bytes a step's read came to, encoded; the maximum decays by 1/64
+// per step.
 func (ss *stallSet) noteStep(n int) {
 	old := ss.step.Load()
 	ss.step.CompareAndSwap(old, max(int64(n), old-old/64))
@@ -106,7 +106,6 @@ func (ss *stallSet) arm(s *stall, cut func()) {
 // resize sets the bytes a write holds (known once it has read and encoded), cutting old
 // writes when they no longer fit.
 func (ss *stallSet) resize(s *stall, n int) {
-	ss.noteStep(n)
 	ss.mu.Lock()
 	var victims []*stall
 	if !s.gone {

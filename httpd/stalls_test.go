@@ -193,7 +193,8 @@ func TestStallSetReserveWaits(t *testing.T) {
 		t.Fatalf("reserve after a release: %v after %v", err, time.Since(start))
 	}
 	ss.resize(b, 60)
-	if ss.inUse() != 60 || ss.stepSize() != sseReserve {
+	ss.noteStep(4 * sseReserve)
+	if ss.inUse() != 60 || ss.stepSize() != 4*sseReserve {
 		t.Fatalf("in use %d, step %d", ss.inUse(), ss.stepSize())
 	}
 	ss.release(b)
