@@ -224,6 +224,20 @@ func (h *Handler) writeHeld(w http.ResponseWriter, r *http.Request, p []byte, fl
 	return err
 }
 
+// heldWriter writes a response body through writeHeld (bootstrap's parts).
+type heldWriter struct {
+	h *Handler
+	w http.ResponseWriter
+	r *http.Request
+}
+
+func (hw heldWriter) Write(p []byte) (int, error) {
+	if err := hw.h.writeHeld(hw.w, hw.r, p, false); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 type connKey struct{}
 
 // ConnContext records each connection in its requests' contexts, so that a reader cut by
