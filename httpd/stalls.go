@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,16 +18,33 @@ import (
 // limit; other writes are counted once they block (hold). Over the limit, the writes in
 // progress longest are cut (their sockets reset) until the bytes fit again; a write in
 // progress for less than grace is never cut (a reader that keeps up is not one that does
-// not read): a reservation then waits for bytes to be released.
+// not read): reservations then wait, first come first served.
 type stallSet struct {
 	mu         sync.Mutex
 	limit      int64 // <= 0: no limit
 	grace      time.Duration
 	used       int64
-	head, tail *stall        // oldest first
-	freed      chan struct{} // closed when bytes are released, for waiting reservations
+	head, tail *stall    // oldest first
+	waiters    []*waiter // reservations waiting for room, in arrival order
 	cuts       atomic.Int64
 	step       atomic.Int64 // a decaying maximum of the bytes SSE steps held (stepSize)
+}
+
+// stall is one write in progress: the bytes it holds, since when, and how to cut it
+// (nil until its connection is known).
+type stall struct {
+	n          int64
+	since      time.Time
+	cut        func()
+	prev, next *stall
+	gone       bool // released or cut
+}
+
+// waiter is a reservation waiting for room.
+type waiter struct {
+	n     int64
+	cut   func()
+	ready chan *stall // the reservation once granted (buffered)
 }
 
 // stepSize is what an SSE step reserves before it reads: the larger of sseReserve and a
@@ -40,59 +58,93 @@ func (ss *stallSet) noteStep(n int) {
 	ss.step.CompareAndSwap(old, max(int64(n), old-old/64))
 }
 
-// stall is one write in progress: the bytes it holds, since when, and how to cut it
-// (nil until its connection is known).
-type stall struct {
-	n          int64
-	since      time.Time
-	cut        func()
-	prev, next *stall
-	gone       bool // released or cut
-}
-
 // hold registers a write of n held bytes that blocks; cut must make that write fail at
 // once. Release the stall when the write returns.
 func (ss *stallSet) hold(n int, cut func()) *stall {
 	now := time.Now()
-	s := &stall{n: int64(n), since: now, cut: cut}
 	ss.mu.Lock()
-	ss.link(s)
+	s := ss.admit(int64(n), cut, now)
 	victims := ss.shed(now, 0)
+	ss.grant(now)
 	ss.mu.Unlock()
 	ss.cutAll(victims)
 	return s
 }
 
 // reserve takes n bytes for a write about to be prepared (cut as for hold, or nil until
-// arm), cutting old writes when they do not fit; while they still do not fit (and other writes hold bytes) it waits for bytes to
-// be released, until until. Errors: model.ErrBusy when the wait times out.
+// arm), cutting old writes when they do not fit; while they still do not fit (and other
+// writes hold bytes) it waits in line for bytes to be released, until until. Errors:
+// model.ErrBusy when the wait times out.
 func (ss *stallSet) reserve(n int, until time.Time, cut func()) (*stall, error) {
+	now := time.Now()
+	ss.mu.Lock()
+	victims := ss.shed(now, int64(n))
+	if len(ss.waiters) == 0 && ss.fits(int64(n)) {
+		s := ss.admit(int64(n), cut, now)
+		ss.mu.Unlock()
+		ss.cutAll(victims)
+		return s, nil
+	}
+	w := &waiter{n: int64(n), cut: cut, ready: make(chan *stall, 1)}
+	ss.waiters = append(ss.waiters, w)
+	ss.mu.Unlock()
+	ss.cutAll(victims)
 	for {
-		now := time.Now()
+		// Poll: the first in line sheds writes that have grown old meanwhile.
+		t := time.NewTimer(min(ss.grace/4+time.Millisecond, max(time.Until(until), 0)))
+		select {
+		case s := <-w.ready:
+			t.Stop()
+			return s, nil
+		case <-t.C:
+		}
+		now = time.Now()
 		ss.mu.Lock()
-		victims := ss.shed(now, int64(n))
-		if ss.limit <= 0 || ss.used+int64(n) <= ss.limit || ss.head == nil {
-			s := &stall{n: int64(n), since: now, cut: cut}
-			ss.link(s)
+		victims = nil
+		if ss.waiters[0] == w {
+			victims = ss.shed(now, w.n)
+			ss.grant(now)
+		}
+		select {
+		case s := <-w.ready:
 			ss.mu.Unlock()
 			ss.cutAll(victims)
 			return s, nil
+		default:
 		}
-		if ss.freed == nil {
-			ss.freed = make(chan struct{})
+		timedOut := !now.Before(until)
+		if timedOut {
+			ss.waiters = slices.DeleteFunc(ss.waiters, func(x *waiter) bool { return x == w })
+			ss.grant(now)
 		}
-		freed := ss.freed
 		ss.mu.Unlock()
 		ss.cutAll(victims)
-		if !now.Before(until) {
+		if timedOut {
 			return nil, model.ErrBusy
 		}
-		t := time.NewTimer(min(ss.grace/4+time.Millisecond, until.Sub(now)))
-		select {
-		case <-freed:
-		case <-t.C:
-		}
-		t.Stop()
+	}
+}
+
+// fits reports whether n more bytes fit (anything fits when nothing is held); ss.mu is
+// held.
+func (ss *stallSet) fits(n int64) bool {
+	return ss.limit <= 0 || ss.used+n <= ss.limit || ss.head == nil
+}
+
+// admit links a new stall of n bytes; ss.mu is held.
+func (ss *stallSet) admit(n int64, cut func(), now time.Time) *stall {
+	s := &stall{n: n, since: now, cut: cut}
+	ss.link(s)
+	return s
+}
+
+// grant admits waiting reservations, in order, while they fit; ss.mu is held.
+func (ss *stallSet) grant(now time.Time) {
+	for len(ss.waiters) > 0 && ss.fits(ss.waiters[0].n) {
+		w := ss.waiters[0]
+		ss.waiters[0] = nil
+		ss.waiters = ss.waiters[1:]
+		w.ready <- ss.admit(w.n, w.cut, now)
 	}
 }
 
@@ -111,7 +163,9 @@ func (ss *stallSet) resize(s *stall, n int) {
 	if !s.gone {
 		ss.used += int64(n) - s.n
 		s.n = int64(n)
-		victims = ss.shed(time.Now(), 0)
+		now := time.Now()
+		victims = ss.shed(now, 0)
+		ss.grant(now)
 	}
 	ss.mu.Unlock()
 	ss.cutAll(victims)
@@ -125,6 +179,7 @@ func (ss *stallSet) release(s *stall) {
 	ss.mu.Lock()
 	if !s.gone {
 		ss.unlink(s)
+		ss.grant(time.Now())
 	}
 	ss.mu.Unlock()
 }
@@ -166,7 +221,7 @@ func (ss *stallSet) link(s *stall) {
 	ss.used += s.n
 }
 
-// unlink removes s and wakes waiting reservations; ss.mu is held.
+// unlink removes s; ss.mu is held.
 func (ss *stallSet) unlink(s *stall) {
 	if s.prev != nil {
 		s.prev.next = s.next
@@ -180,10 +235,6 @@ func (ss *stallSet) unlink(s *stall) {
 	}
 	s.prev, s.next, s.gone = nil, nil, true
 	ss.used -= s.n
-	if ss.freed != nil {
-		close(ss.freed)
-		ss.freed = nil
-	}
 }
 
 // inUse reports the bytes held by writes in progress.

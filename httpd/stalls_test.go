@@ -199,3 +199,27 @@ func TestStallSetReserveWaits(t *testing.T) {
 	}
 	ss.release(b)
 }
+
+// Waiting reservations are granted in arrival order, as bytes are released.
+func TestStallSetGrantsInOrder(t *testing.T) {
+	ss := stallSet{limit: 100, grace: time.Hour}
+	a := ss.hold(100, func() {})
+	got := make(chan int, 2)
+	for i := 1; i <= 2; i++ {
+		go func() {
+			s, err := ss.reserve(60, time.Now().Add(5*time.Second), nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got <- i
+			time.Sleep(30 * time.Millisecond)
+			ss.release(s)
+		}()
+		time.Sleep(20 * time.Millisecond) // 1 waits before 2
+	}
+	ss.release(a)
+	if first, second := <-got, <-got; first != 1 || second != 2 {
+		t.Fatalf("granted %d then %d, want 1 then 2", first, second)
+	}
+}
