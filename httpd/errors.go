@@ -36,12 +36,10 @@ var statusOf = map[*model.Error]int{
 	model.ErrBodyTimeout: 408,
 }
 
-// retryAfter is the Retry-After (seconds) of every 503 (issue 20, D4 amended): a storage
-// failure lasts at least until the engine's next probe; a busy or draining server is
-// worth retrying at once elsewhere or here a second later.
-var retryAfter = map[*model.Error]string{
-	model.ErrStorageFailed: "5", model.ErrShuttingDown: "1", model.ErrBusy: "1",
-}
+// retryAfter is the Retry-After (seconds) of every 503 (issue 20, D4 amended): the engine
+// probes a failed storage every 500 ms, and a busy or draining server is worth retrying
+// (here or elsewhere) a second later.
+const retryAfter = "1"
 
 // errorStatus returns the HTTP status for err, and whether err is a known protocol error.
 func errorStatus(err error) (int, bool) {
@@ -122,7 +120,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	errorHeaders(h, err)
 	h.Set("Cache-Control", "no-store")
 	if status == http.StatusServiceUnavailable {
-		h.Set("Retry-After", retryAfterOf(err))
+		h.Set("Retry-After", retryAfter)
 	}
 	if status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", `Bearer realm="dsd"`)
@@ -152,15 +150,4 @@ func clientMessage(err error, status int, known bool) string {
 		return pe.Msg
 	}
 	return err.Error()
-}
-
-// retryAfterOf returns the Retry-After of a 503.
-func retryAfterOf(err error) string {
-	var pe *model.Error
-	if errors.As(err, &pe) {
-		if v, ok := retryAfter[pe]; ok {
-			return v
-		}
-	}
-	return "1"
 }

@@ -96,7 +96,7 @@ var (
 
 // Storage (D4).
 var (
-	ErrStorageFailed = newErr("STORAGE_FAILED", "storage failed; the server refuses writes until restarted")
+	ErrStorageFailed = newErr("STORAGE_FAILED", "storage failed; the server refuses writes until its storage works again")
 	ErrShuttingDown  = newErr("SHUTTING_DOWN", "the server is shutting down")
 )
 
