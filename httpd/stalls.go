@@ -24,8 +24,9 @@ type stallSet struct {
 	limit      int64 // <= 0: no limit
 	grace      time.Duration
 	used       int64
-	head, tail *stall    // oldest first
-	waiters    []*waiter // reservations waiting for room, in arrival order
+	head, tail *stall      // oldest first
+	waiters    []*waiter   // reservations waiting for room, in arrival order
+	sweep      *time.Timer // set while over the limit: sheds once the oldest write is old enough
 	cuts       atomic.Int64
 	step       atomic.Int64 // a decaying maximum of the bytes SSE steps held (stepSize)
 }
@@ -81,6 +82,7 @@ func (ss *stallSet) reserve(n int, until time.Time, cut func()) (*stall, error) 
 	victims := ss.shed(now, int64(n))
 	if len(ss.waiters) == 0 && ss.fits(int64(n)) {
 		s := ss.admit(int64(n), cut, now)
+		ss.schedule(now)
 		ss.mu.Unlock()
 		ss.cutAll(victims)
 		return s, nil
@@ -138,6 +140,28 @@ func (ss *stallSet) admit(n int64, cut func(), now time.Time) *stall {
 	return s
 }
 
+// schedule arms the sweep while the bytes held pass the limit, so that a write grown old
+// is cut even when no other write comes; ss.mu is held.
+func (ss *stallSet) schedule(now time.Time) {
+	if ss.limit <= 0 || ss.used <= ss.limit || ss.head == nil || ss.sweep != nil {
+		return
+	}
+	wait := max(ss.grace-now.Sub(ss.head.since), ss.grace/4) + time.Millisecond
+	ss.sweep = time.AfterFunc(wait, ss.sweepNow)
+}
+
+// sweepNow sheds the writes grown old past the limit and admits waiting reservations.
+func (ss *stallSet) sweepNow() {
+	now := time.Now()
+	ss.mu.Lock()
+	ss.sweep = nil
+	victims := ss.shed(now, 0)
+	ss.grant(now)
+	ss.schedule(now)
+	ss.mu.Unlock()
+	ss.cutAll(victims)
+}
+
 // grant admits waiting reservations, in order, while they fit; ss.mu is held.
 func (ss *stallSet) grant(now time.Time) {
 	for len(ss.waiters) > 0 && ss.fits(ss.waiters[0].n) {
@@ -146,6 +170,7 @@ func (ss *stallSet) grant(now time.Time) {
 		ss.waiters = ss.waiters[1:]
 		w.ready <- ss.admit(w.n, w.cut, now)
 	}
+	ss.schedule(now)
 }
 
 // arm sets how to cut a reserved write (once its connection is known).
@@ -166,6 +191,7 @@ func (ss *stallSet) resize(s *stall, n int) {
 		now := time.Now()
 		victims = ss.shed(now, 0)
 		ss.grant(now)
+		ss.schedule(now)
 	}
 	ss.mu.Unlock()
 	ss.cutAll(victims)

@@ -223,3 +223,19 @@ func TestStallSetGrantsInOrder(t *testing.T) {
 		t.Fatalf("granted %d then %d, want 1 then 2", first, second)
 	}
 }
+
+// A write over the limit is cut once it is old enough even when no other write comes.
+func TestStallSetSweepsAlone(t *testing.T) {
+	ss := stallSet{limit: 100, grace: 30 * time.Millisecond}
+	cut := make(chan struct{})
+	s := ss.hold(150, func() { close(cut) })
+	select {
+	case <-cut:
+	case <-time.After(2 * time.Second):
+		t.Fatal("a lone write over the limit was not cut")
+	}
+	ss.release(s)
+	if ss.inUse() != 0 {
+		t.Fatalf("in use %d after the cut", ss.inUse())
+	}
+}
