@@ -18,7 +18,7 @@ var statusOf = map[*model.Error]int{
 	model.ErrMissingContentType: 400, model.ErrEmptyBody: 400, model.ErrBadProducer: 400,
 	model.ErrBadStreamSeq: 400, model.ErrInvalidJSON: 400, model.ErrEmptyJSONArray: 400,
 	model.ErrBadLive: 400, model.ErrLiveNeedsOffset: 400, model.ErrBadQuery: 400, model.ErrRepeatedHeader: 400,
-	model.ErrBadBucketID: 400, model.ErrBadStreamID: 400, model.ErrBadForkRequest: 400,
+	model.ErrBadBucketID: 400, model.ErrBadStreamID: 400, model.ErrBadFlatName: 400, model.ErrBadForkRequest: 400,
 	model.ErrBadAttrs: 400, model.ErrBadBatch: 400, model.ErrBadRecord: 400,
 	model.ErrBadSnapshot: 400, model.ErrTooLarge: 413, model.ErrUnauthorized: 401,
 	model.ErrBadBody: 400, model.ErrTooManyMessages: 413, model.ErrBucketReserved: 409,

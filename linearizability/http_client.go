@@ -57,6 +57,20 @@ func (c *HTTPClient) streamURL(stream string) string {
 	return c.Base + "/v1/stream/" + url.PathEscape(stream)
 }
 
+// extURL is the stream's URL for extension sub-resources, which live on the bucketed
+// surface only (D1 amended): on the flat surface a stream without '/' is
+// /{compat bucket}/{name}, the compat bucket being Bucket or dsd's default "default".
+func (c *HTTPClient) extURL(stream string) string {
+	if c.Surface == SurfaceBucketed {
+		return c.streamURL(stream)
+	}
+	b := c.Bucket
+	if b == "" {
+		b = "default"
+	}
+	return c.Base + "/" + url.PathEscape(b) + "/" + url.PathEscape(stream)
+}
+
 // Setup creates the bucket on the bucketed surface (201, or 409 when it exists).
 func (c *HTTPClient) Setup() error {
 	if c.Surface != SurfaceBucketed {

@@ -23,7 +23,7 @@ DSD_EXTENSIONS ?= fork,json-record-coordinates-v1,snapshot,bootstrap,append-batc
 
 CONF_FLAGS = --mode $(MODE) --long-poll-timeout $${DS_LONGPOLL_MS:-500}ms \
              $(if $(LABEL_FILTER),--label-filter '$(LABEL_FILTER)')
-DSD_CONF   = $(DSCONFORM) $(CONF_FLAGS) --extensions $(DSD_EXTENSIONS) --profiles dsd
+DSD_CONF   = $(DSCONFORM) $(CONF_FLAGS) --extensions $(DSD_EXTENSIONS) --profiles dsd --compat-bucket default
 
 .PHONY: conformance conformance-node conformance-list conformance-matrix
 
@@ -54,7 +54,7 @@ conformance-matrix: build peers-install
 	-tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
 	  --surface bucketed --report-dir $(CONF_REPORTS)/dsd-bucketed
 	-tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
-	  --surface flat --report-dir $(CONF_REPORTS)/dsd-flat
+	  --surface flat --compat-bucket default --report-dir $(CONF_REPORTS)/dsd-flat
 	-tools/with-server.sh node $(DSCONFORM) --mode full --surface flat --report-dir $(CONF_REPORTS)/node
 	$(DSCONFORM) matrix --out CONFORMANCE.md \
 	  --run "dsd (bucketed)=$(CONF_REPORTS)/dsd-bucketed" \

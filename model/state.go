@@ -154,7 +154,7 @@ func checkKey(key StreamKey) error {
 	if !ValidBucketID(key.Bucket) {
 		return ErrBadBucketID
 	}
-	return CheckStreamID(key.Bucket, key.Stream)
+	return CheckStreamName(key.Bucket, key.Stream)
 }
 
 func offsetPtr(o Offset) *Offset { return &o }

@@ -67,13 +67,22 @@ var extMutants = []mutant{
 		response: func(p *proxy, x *exchange) {
 			path := strings.SplitN(x.in.URL.Path, "/snapshot/", 2)
 			switch {
-			case x.in.Method == http.MethodPut && x.status == http.StatusNoContent && len(path) == 2 && p.recall(path[0]) == "":
-				p.remember(path[0], x.in.URL.Path[len(path[0])+len("/snapshot/"):])
-			case x.in.Method == http.MethodHead && x.header.Get("Stream-Snapshot-Offset") != "" && p.recall(x.in.URL.Path) != "":
-				x.header.Set("Stream-Snapshot-Offset", p.recall(x.in.URL.Path))
+			case x.in.Method == http.MethodPut && x.status == http.StatusNoContent && len(path) == 2 && p.recall(streamName(path[0])) == "":
+				p.remember(streamName(path[0]), x.in.URL.Path[len(path[0])+len("/snapshot/"):])
+			case x.in.Method == http.MethodHead && x.header.Get("Stream-Snapshot-Offset") != "" && p.recall(streamName(x.in.URL.Path)) != "":
+				x.header.Set("Stream-Snapshot-Offset", p.recall(streamName(x.in.URL.Path)))
 			}
 		},
 	}},
+}
+
+// streamName is the name in a flat stream path or a compat-bucket path (the kit reaches a
+// flat stream's sub-resources as /default/{name}/..., DESIGN D1 amended).
+func streamName(path string) string {
+	if n, ok := strings.CutPrefix(path, "/v1/stream/"); ok {
+		return n
+	}
+	return strings.TrimPrefix(path, "/default/")
 }
 
 // TestMutantsExtensions is TestMutants for the extensions dsd implements: each mutant's
