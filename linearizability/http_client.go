@@ -33,6 +33,9 @@ type HTTPClient struct {
 	Base    string // no trailing slash
 	Surface Surface
 	Bucket  string // bucketed surface only
+	// CompatBucket is the bucket behind the flat surface, where a flat stream's extension
+	// sub-resources live (D1 amended; default dsd's "default").
+	CompatBucket string
 	// Timeout bounds one non-live request; a request that runs out has an unknown
 	// outcome (default 10 s).
 	Timeout time.Duration
@@ -59,12 +62,12 @@ func (c *HTTPClient) streamURL(stream string) string {
 
 // extURL is the stream's URL for extension sub-resources, which live on the bucketed
 // surface only (D1 amended): on the flat surface a stream without '/' is
-// /{compat bucket}/{name}, the compat bucket being Bucket or dsd's default "default".
+// /{CompatBucket}/{name}.
 func (c *HTTPClient) extURL(stream string) string {
 	if c.Surface == SurfaceBucketed {
 		return c.streamURL(stream)
 	}
-	b := c.Bucket
+	b := c.CompatBucket
 	if b == "" {
 		b = "default"
 	}
