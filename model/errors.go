@@ -205,6 +205,7 @@ var AllErrors = []error{
 	ErrSnapshotNotFound, ErrSnapshotConflict, ErrSnapshotPastTail, ErrSnapshotMatch, ErrSnapshotLatest,
 	ErrRetentionInvalid,
 	ErrStorageFailed, ErrShuttingDown,
+	ErrBadSubscription, ErrSubExists, ErrBadSubID,
 	&ClosedError{}, &StaleEpochError{}, &SeqGapError{}, &RecordMismatchError{},
 	&RecordRangeError{}, &RecordRangeError{Gone: true},
 }
