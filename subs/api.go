@@ -242,7 +242,6 @@ type Options struct {
 // package until model/ has one) and Streams; unknown keys are loaded from Store on demand.
 // The Worker type itself is in worker.go.
 
-
 // AckRequest is the body of callback and ack (PROTOCOL §7.1, §7.2).
 // The routes decode the JSON and fill it; an absent acks member is an empty slice.
 type AckRequest struct {
