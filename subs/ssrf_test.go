@@ -36,8 +36,8 @@ func TestCheckWebhookURL(t *testing.T) {
 		{"https://198.18.0.1/", false, false},
 		{"https://[::ffff:10.0.0.1]/", false, false},
 		{"https://[::ffff:127.0.0.1]/", false, false},
-		{"https://[64:ff9b::a00:1]/", false, false},   // NAT64 of 10.0.0.1
-		{"https://[2002:a00:1::]/", false, false},     // 6to4 of 10.0.0.1
+		{"https://[64:ff9b::a00:1]/", false, false},    // NAT64 of 10.0.0.1
+		{"https://[2002:a00:1::]/", false, false},      // 6to4 of 10.0.0.1
 		{"https://[64:ff9b::5db8:d822]/", false, true}, // NAT64 of a public address
 		{"https://127.0.0.1/", false, false},
 		{"https://[::1]/", false, false},
