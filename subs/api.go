@@ -213,6 +213,8 @@ type Options struct {
 	// Resolve maps a host name to addresses for webhook dials [net.DefaultResolver]; every
 	// address is checked again at connect time (net.Dialer.Control).
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+
+	onConnect func(netip.AddrPort) // tests: every address the dial guard let through
 }
 
 // API of *Worker (the delivery worker). Create with New, then Start; Stop on shutdown.

@@ -81,7 +81,7 @@ func New(opts Options) (*Worker, error) {
 	if opts.Resolve == nil {
 		opts.Resolve = defaultResolve
 	}
-	g := &guard{resolve: opts.Resolve}
+	g := &guard{resolve: opts.Resolve, onConnect: opts.onConnect}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Worker{
 		opts: opts, store: opts.Store, clock: opts.Clock, jitter: opts.Jitter, rnd: cryptoRand,
