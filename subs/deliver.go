@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"time"
-
-	"github.com/dsd-project/dsd/model"
 )
 
 // maxResponse caps how much of a webhook's answer is read (design 5.4).
@@ -176,16 +174,16 @@ func snapshotAcks(wk *Wake) []AckMove {
 	return acks
 }
 
-// forwardOnly drops acks that would not move a linked cursor forward (a callback may have
-// acked further, or the link may be gone).
+// forwardOnly drops acks that would not move a linked cursor forward within its tail (a
+// callback may have acked further, or the stream may be gone or re-created since).
 func forwardOnly(links []Link, acks []AckMove) []AckMove {
-	cur := make(map[string]model.Offset, len(links))
+	cur := make(map[string]Link, len(links))
 	for _, l := range links {
-		cur[l.Path] = l.Acked
+		cur[l.Path] = l
 	}
 	var out []AckMove
 	for _, a := range acks {
-		if c, ok := cur[a.Path]; ok && a.Offset > c {
+		if c, ok := cur[a.Path]; ok && a.Offset > c.Acked && a.Offset <= c.Tail {
 			out = append(out, a)
 		}
 	}
