@@ -19,6 +19,9 @@ const (
 	defaultTokenTTL    = time.Hour
 	// storeRetry is how soon a step is retried after a storage error.
 	storeRetry = 5 * time.Second
+	// parallelSteps bounds the steps (Store reads and commits) running at once, so that
+	// commits of different subscriptions can share an fsync (group commit).
+	parallelSteps = 4
 )
 
 // Worker is the delivery worker; see the API list in api.go.
@@ -45,6 +48,8 @@ type Worker struct {
 	runCtx    context.Context // cancelled when Stop gives up waiting
 	cancelRun context.CancelFunc
 	loopDone  chan struct{}
+	stepSem   chan struct{}
+	steps     sync.WaitGroup
 	attempts  sync.WaitGroup
 }
 
@@ -87,7 +92,7 @@ func New(opts Options) (*Worker, error) {
 		opts: opts, store: opts.Store, clock: opts.Clock, jitter: opts.Jitter, rnd: cryptoRand,
 		guard: g, client: newClient(g, opts.Timeout), sem: make(chan struct{}, opts.Concurrency),
 		log: slog.Default().With("component", "subs"), sched: newSchedule(),
-		subs: map[Key]*sub{}, runCtx: ctx, cancelRun: cancel,
+		subs: map[Key]*sub{}, runCtx: ctx, cancelRun: cancel, stepSem: make(chan struct{}, parallelSteps),
 	}, nil
 }
 
@@ -121,7 +126,7 @@ func (w *Worker) Start(ctx context.Context) error {
 
 // Stop stops issuing wakes and starting attempts, and waits for attempts in flight until
 // ctx ends (then cancels them; a cancelled attempt records nothing and is retried after the
-// next Start). The route functions keep working.
+// next Start). The route functions keep working. A Worker is started and stopped once.
 func (w *Worker) Stop(ctx context.Context) error {
 	w.mu.Lock()
 	if w.stopping {
@@ -132,6 +137,10 @@ func (w *Worker) Stop(ctx context.Context) error {
 	done := w.loopDone
 	w.mu.Unlock()
 	w.sched.at(Key{}, time.Time{}) // kick the loop so it sees stopping
+	if done != nil {
+		<-done
+	}
+	w.steps.Wait()
 	idle := make(chan struct{})
 	go func() { w.attempts.Wait(); close(idle) }()
 	var err error
@@ -142,9 +151,6 @@ func (w *Worker) Stop(ctx context.Context) error {
 	}
 	w.cancelRun()
 	<-idle
-	if done != nil {
-		<-done
-	}
 	return err
 }
 
@@ -197,7 +203,12 @@ func (w *Worker) loop() {
 		keys, next := w.sched.popDue(w.clock.Now())
 		for _, k := range keys {
 			if k != (Key{}) {
-				w.step(k)
+				w.stepSem <- struct{}{}
+				w.steps.Add(1)
+				go func() {
+					defer func() { <-w.stepSem; w.steps.Done() }()
+					w.step(k)
+				}()
 			}
 		}
 		if len(keys) > 0 {
