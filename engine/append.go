@@ -18,6 +18,8 @@ type AppendRequest struct {
 	Producer    *model.Producer // idempotent producer triple, if sent
 	StreamSeq   *string         // Stream-Seq, if sent
 	RecordMatch *uint64         // Stream-Record-Match, if sent (extension §6.4)
+
+	also func(tx *bolt.Tx) error // written in the append's transaction (pull-wake events)
 }
 
 // AppendOutcome says what an append did.
@@ -238,10 +240,15 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 		ns = accepted(st, p, rcpt)
 		prodID, prodEnc = p.ID, encodeProducer(ns)
 	}
-	prod := req.Producer
+	prod, also := req.Producer, req.also
 	sid, isJSON, firstRec := s.sid, s.isJSON, res.RecordStart
 	o := &op{s: s, after: s.metaRefresh(nm, now),
 		write: func(tx *bolt.Tx) error {
+			if also != nil {
+				if err := also(tx); err != nil {
+					return err
+				}
+			}
 			if err := putMessages(tx, sid, entries, isJSON, firstRec); err != nil {
 				return err
 			}

@@ -140,9 +140,13 @@ func (e *Engine) commitLoop() {
 		if hook := e.pubHook.Load(); hook != nil && err == nil {
 			(*hook)()
 		}
+		obs := e.observer.Load()
 		for _, o := range batch {
 			if err == nil && o.pub != nil {
 				o.pub()
+			}
+			if err == nil && obs != nil && o.s != nil {
+				notifyStream(*obs, o.s.key)
 			}
 			if err != nil {
 				o.err = err
