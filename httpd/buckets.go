@@ -124,8 +124,3 @@ func absoluteURL(r *http.Request, path string) string {
 	}
 	return scheme + "://" + r.Host + path
 }
-
-// reserved answers the subscription APIs (__ds) until they exist (D1, A-32).
-func (h *Handler) reserved(w http.ResponseWriter, r *http.Request, t target) error {
-	return model.ErrNotImplemented
-}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/dsd-project/dsd/model"
+	"github.com/dsd-project/dsd/subs"
 )
 
 // statusOf is the one table from protocol errors to HTTP statuses (D7). Typed errors are
@@ -34,6 +35,11 @@ var statusOf = map[*model.Error]int{
 	model.ErrSnapshotLatest:   409, model.ErrRetentionInvalid: 409,
 	model.ErrStorageFailed: 503, model.ErrShuttingDown: 503,
 	model.ErrBadSubscription: 400, model.ErrSubExists: 409, model.ErrBadSubID: 400,
+	ErrWebhooksOff: 400, ErrNotJSONBody: 400,
+	subs.ErrNotFound: 404, subs.ErrWrongType: 400, subs.ErrURLRejected: 400,
+	subs.ErrTokenInvalid: 401, subs.ErrTokenExpired: 401, subs.ErrFenced: 409,
+	subs.ErrAlreadyClaimed: 409, subs.ErrNoPendingWork: 409, subs.ErrAckOffset: 409,
+	subs.ErrWakeStream: 409,
 }
 
 // errorStatus returns the HTTP status for err, and whether err is a known protocol error.
@@ -100,6 +106,9 @@ type errorBody struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		// ALREADY_CLAIMED carries the lease holder and generation (base protocol §7.2).
+		CurrentHolder *string `json:"current_holder,omitempty"`
+		Generation    *uint64 `json:"generation,omitempty"`
 	} `json:"error"`
 }
 
@@ -125,6 +134,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	body.Error.Code, body.Error.Message = code, err.Error()
 	if !known {
 		body.Error.Message = "internal server error"
+	}
+	var claimed *subs.ClaimedError
+	if errors.As(err, &claimed) {
+		body.Error.CurrentHolder, body.Error.Generation = &claimed.Holder, &claimed.Generation
 	}
 	b, _ := json.Marshal(body)
 	h.Set("Content-Type", "application/json")

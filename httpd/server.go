@@ -35,6 +35,17 @@ type Config struct {
 	// CachePrivate marks cacheable reads `private` instead of `public` (A-04's option,
 	// B-10-01: private data) and adds `Vary: Authorization`.
 	CachePrivate bool
+	// Subscriptions is the delivery worker behind the __ds routes (base protocol §6-§7);
+	// nil answers them 501 (A-32). The Store must then implement SubscriptionStore.
+	Subscriptions SubscriptionWorker
+	// Webhooks allows type webhook subscriptions (--webhooks; D10: off by default).
+	Webhooks bool
+	// WebhookAllowLoopback admits http(s) webhook URLs to localhost, 127.0.0.0/8 and [::1]
+	// (--webhook-allow-loopback; the development exception, off by default).
+	WebhookAllowLoopback bool
+	// PublicURL is the origin of absolute URLs in subscription documents and deliveries
+	// (--public-url); empty: the creating request's scheme and Host.
+	PublicURL string
 }
 
 func (c *Config) defaults() {
@@ -57,11 +68,12 @@ func (c *Config) defaults() {
 
 // Handler serves the protocol over a Store.
 type Handler struct {
-	store  Store
-	cfg    Config
-	router *httprouter.Router
-	now    func() time.Time
-	hubs   hubSet
+	store    Store
+	subStore SubscriptionStore // store's subscription methods (nil when it has none)
+	cfg      Config
+	router   *httprouter.Router
+	now      func() time.Time
+	hubs     hubSet
 }
 
 // Shutdown ends every SSE response parked on a hijacked connection with its final chunk
@@ -73,6 +85,7 @@ func (h *Handler) Shutdown() { h.hubs.close(5 * time.Second) }
 func New(store Store, cfg Config) *Handler {
 	cfg.defaults()
 	h := &Handler{store: store, cfg: cfg, now: time.Now}
+	h.subStore, _ = store.(SubscriptionStore)
 	r := httprouter.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
@@ -108,7 +121,7 @@ func methodOrRouteError(r *http.Request) error {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setCommonHeaders(w.Header(), r)
-	if len(h.cfg.AuthTokens) > 0 && r.Method != http.MethodOptions && !h.authorized(r) {
+	if len(h.cfg.AuthTokens) > 0 && r.Method != http.MethodOptions && !h.authorized(r) && !h.ownToken(r) {
 		writeError(w, r, model.ErrUnauthorized)
 		return
 	}

@@ -3,7 +3,8 @@
 //
 //	dsd [--addr 127.0.0.1:4437] [--data-dir ./data] [--long-poll-timeout 20s]
 //	    [--sse-max-age 60s] [--compat-bucket default] [--max-body 33554432]
-//	    [--auth-tokens FILE] [--cache-private]
+//	    [--auth-tokens FILE] [--cache-private] [--webhooks] [--webhook-allow-loopback]
+//	    [--public-url URL]
 //
 // On SIGTERM or SIGINT it stops accepting connections, lets requests in flight finish
 // (live reads are ended), commits what is queued and closes the data file.
@@ -27,6 +28,7 @@ import (
 
 	"github.com/dsd-project/dsd/engine"
 	"github.com/dsd-project/dsd/httpd"
+	"github.com/dsd-project/dsd/subs"
 )
 
 type options struct {
@@ -35,6 +37,8 @@ type options struct {
 	maxBody                               int64
 	unsafeNoSync, cachePrivate            bool
 	cpuProfile                            string
+	webhooks, webhookLoopback             bool
+	publicURL                             string
 }
 
 func parseFlags(args []string) (options, error) {
@@ -48,6 +52,9 @@ func parseFlags(args []string) (options, error) {
 	fs.Int64Var(&o.maxBody, "max-body", 32<<20, "largest accepted request body in bytes; larger bodies get 413")
 	fs.StringVar(&o.authFile, "auth-tokens", "", "file of bearer tokens, one per line; when set, requests without a listed token get 401")
 	fs.BoolVar(&o.cachePrivate, "cache-private", false, "mark cacheable reads Cache-Control: private (for private data behind shared caches); implied by --auth-tokens")
+	fs.BoolVar(&o.webhooks, "webhooks", false, "allow webhook subscriptions (pull-wake subscriptions are always on)")
+	fs.BoolVar(&o.webhookLoopback, "webhook-allow-loopback", false, "development only: accept http(s) webhook URLs to localhost, 127.0.0.0/8 and [::1]")
+	fs.StringVar(&o.publicURL, "public-url", "", "origin of absolute URLs in subscription documents and webhooks (e.g. https://streams.example.com); default: the request's")
 	fs.BoolVar(&o.unsafeNoSync, "unsafe-no-sync", false, "UNSAFE, tests only: skip fsync, so acknowledged data can be lost on a crash")
 	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile to this file until shutdown (diagnostics)")
 	fs.Usage = func() {
@@ -96,12 +103,20 @@ func run(o options) error {
 			return fmt.Errorf("compat bucket %q: %w", o.compatBucket, err)
 		}
 	}
+	worker, err := startWorker(eng, o)
+	if err != nil {
+		eng.Close()
+		return err
+	}
 	h := httpd.New(httpd.EngineStore{Engine: eng}, httpd.Config{
 		LongPollTimeout: o.longPoll, SSEMaxAge: o.sseMaxAge, CompatBucket: o.compatBucket,
 		MaxBody: o.maxBody, AuthTokens: tokens, CachePrivate: o.cachePrivate,
+		Subscriptions: worker, Webhooks: o.webhooks, WebhookAllowLoopback: o.webhookLoopback,
+		PublicURL: o.publicURL,
 	})
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
+		stopWorker(worker)
 		eng.Close()
 		return err
 	}
@@ -120,6 +135,7 @@ func run(o options) error {
 		log.Printf("dsd: %s: draining", s)
 	case err := <-errc:
 		cancel()
+		stopWorker(worker)
 		eng.Close()
 		return err
 	}
@@ -130,11 +146,36 @@ func run(o options) error {
 	if err := srv.Shutdown(shutCtx); err != nil {
 		log.Printf("dsd: shutdown: %v", err)
 	}
+	stopWorker(worker)
 	if err := eng.Close(); err != nil {
 		return err
 	}
 	log.Printf("dsd: stopped")
 	return nil
+}
+
+// startWorker starts the subscription delivery worker over the engine (D10): it loads or
+// creates the signing keys, derives pending work from the stored subscriptions, and hears
+// of every committed stream change.
+func startWorker(eng *engine.Engine, o options) (*subs.Worker, error) {
+	w, err := subs.New(subs.Options{Store: eng, AllowLoopback: o.webhookLoopback})
+	if err != nil {
+		return nil, err
+	}
+	eng.SetStreamObserver(w.StreamChanged)
+	if err := w.Start(context.Background()); err != nil {
+		return nil, fmt.Errorf("subscriptions: %w", err)
+	}
+	return w, nil
+}
+
+// stopWorker stops issuing wakes and waits up to 5 s for webhook attempts in flight.
+func stopWorker(w *subs.Worker) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.Stop(ctx); err != nil {
+		log.Printf("dsd: stopping subscriptions: %v", err)
+	}
 }
 
 // readTokens reads bearer tokens, one per line; blank lines and # comments are skipped.
