@@ -151,7 +151,7 @@ func (h *Handler) subHandler(action, method string) subHandlerFunc {
 		{"jwks", http.MethodGet}: h.jwks, {"jwks", http.MethodHead}: h.jwks,
 		{"subscription", http.MethodPut}: h.putSubscription, {"subscription", http.MethodGet}: h.getSubscription,
 		{"subscription", http.MethodDelete}: h.deleteSubscription,
-		{"streams", http.MethodPost}: h.addSubStreams, {"stream", http.MethodDelete}: h.removeSubStream,
+		{"streams", http.MethodPost}:        h.addSubStreams, {"stream", http.MethodDelete}: h.removeSubStream,
 		{"callback", http.MethodPost}: h.subCallback, {"claim", http.MethodPost}: h.subClaim,
 		{"ack", http.MethodPost}: h.subAck, {"release", http.MethodPost}: h.subRelease,
 	}
