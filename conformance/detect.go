@@ -112,7 +112,7 @@ func (rt *runtime) probe(ctx context.Context, c *client, method, u string, opts 
 //	attrs                       GET {s}/attrs answers 200 application/json
 //	append-batch                POST {s}/append-batch answers 200 with a JSON array
 //
-// subscriptions is never auto-detected (name it in Config.Extensions).
+//	subscriptions               GET {root}__ds/jwks.json answers 200 application/jwk-set+json
 func (rt *runtime) detect(ctx context.Context, c *client) []string {
 	var exts []string
 	var cleanup []string
@@ -137,6 +137,15 @@ func (rt *runtime) detect(ctx context.Context, c *client) []string {
 			return true
 		}
 		return false
+	}
+
+	// The subscription APIs: their key set (base protocol §6.5).
+	ds := rt.cfg.BaseURL + rt.cfg.StreamPath + "__ds/jwks.json"
+	if rt.cfg.Surface == SurfaceBucketed {
+		ds = rt.cfg.BaseURL + "/" + rt.bucket + "/__ds/jwks.json"
+	}
+	if r := do("GET", ds); r.Response != nil && r.StatusCode == 200 && mediaType(r.Get(hContentType)) == "application/jwk-set+json" {
+		exts = append(exts, "subscriptions")
 	}
 
 	// A JSON stream: record coordinates.

@@ -21,7 +21,7 @@ func errorCodeOf(r *Response) string {
 // Spec: base protocol §6 (digest B-6-01): paths are root-relative and may contain '/'
 // (the upstream suite's subscription tests create events/... streams); DESIGN D1 amended:
 // on the flat surface the whole path is the name, on the bucketed surface ids have no '/'.
-var _ = Section("6", "6 Stream paths", func() {
+var _ = Section("6.1", "6.1 Stream paths", func() {
 	ConformanceIt(MUST, Reqs{"B-6-01"}, "serves slash-containing stream names on the flat surface and refuses them as bucketed ids (D1)", Profile("dsd"), func(s *S) {
 		if s.rt.cfg.Surface == SurfaceBucketed {
 			r := s.Do("PUT", s.rt.streamURL(s.Name("a")+"/b"), CT(ctText))

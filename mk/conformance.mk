@@ -19,7 +19,10 @@ BASE_URL       ?=
 EXTENSIONS     ?= auto
 # The extensions dsd implements, named explicitly so that a regression fails instead of
 # being skipped by auto-detection (buckets is implied on the bucketed surface).
-DSD_EXTENSIONS ?= fork,json-record-coordinates-v1,snapshot,bootstrap,append-batch,attrs
+DSD_EXTENSIONS ?= fork,json-record-coordinates-v1,snapshot,bootstrap,append-batch,attrs,subscriptions
+# dsd serves subscriptions with webhooks and the loopback exception (the kit's receivers are on
+# 127.0.0.1).
+DSD_SUBS_FLAGS ?= --webhooks --webhook-allow-loopback
 
 CONF_FLAGS = --mode $(MODE) --long-poll-timeout $${DS_LONGPOLL_MS:-500}ms \
              $(if $(LABEL_FILTER),--label-filter '$(LABEL_FILTER)')
@@ -31,8 +34,8 @@ DSD_CONF   = $(DSCONFORM) $(CONF_FLAGS) --extensions $(DSD_EXTENSIONS) --profile
 conformance: build
 ifeq ($(BASE_URL),)
 	@rc=0; \
-	tools/with-server.sh dsd $(DSD_CONF) --surface bucketed --report-dir $(CONF_REPORTS)/dsd-bucketed || rc=1; \
-	tools/with-server.sh dsd $(DSD_CONF) --surface flat --report-dir $(CONF_REPORTS)/dsd-flat || rc=1; \
+	DSD_FLAGS="$(DSD_SUBS_FLAGS)" tools/with-server.sh dsd $(DSD_CONF) --surface bucketed --report-dir $(CONF_REPORTS)/dsd-bucketed || rc=1; \
+	DSD_FLAGS="$(DSD_SUBS_FLAGS)" tools/with-server.sh dsd $(DSD_CONF) --surface flat --report-dir $(CONF_REPORTS)/dsd-flat || rc=1; \
 	DSD_MUTANTS=1 $(GO) test -count=1 -run TestMutants ./cmd/dsconform || rc=1; \
 	exit $$rc
 else
@@ -51,9 +54,9 @@ conformance-list:
 ## conformance-matrix: run dsd (both surfaces) and Node in mode full, then regenerate the
 ## requirements section of CONFORMANCE.md. Failing runs are recorded, not fatal.
 conformance-matrix: build peers-install
-	-tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
+	-DSD_FLAGS="$(DSD_SUBS_FLAGS)" tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
 	  --surface bucketed --report-dir $(CONF_REPORTS)/dsd-bucketed
-	-tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
+	-DSD_FLAGS="$(DSD_SUBS_FLAGS)" tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
 	  --surface flat --compat-bucket default --report-dir $(CONF_REPORTS)/dsd-flat
 	-tools/with-server.sh node $(DSCONFORM) --mode full --surface flat --report-dir $(CONF_REPORTS)/node
 	$(DSCONFORM) matrix --out CONFORMANCE.md \
