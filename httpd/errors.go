@@ -35,6 +35,7 @@ var statusOf = map[*model.Error]int{
 	model.ErrSnapshotLatest:   409, model.ErrRetentionInvalid: 409,
 	model.ErrStorageFailed: 503, model.ErrShuttingDown: 503,
 	model.ErrBadSubscription: 400, model.ErrSubExists: 409, model.ErrBadSubID: 400,
+	model.ErrSubFenced: 409, model.ErrSubClaimed: 409, model.ErrSubNoPendingWork: 409, model.ErrSubAckOffset: 409,
 	ErrWebhooksOff: 400, ErrNotJSONBody: 400,
 	subs.ErrNotFound: 404, subs.ErrWrongType: 400, subs.ErrURLRejected: 400,
 	subs.ErrTokenInvalid: 401, subs.ErrTokenExpired: 401, subs.ErrFenced: 409,

@@ -206,6 +206,7 @@ var AllErrors = []error{
 	ErrRetentionInvalid,
 	ErrStorageFailed, ErrShuttingDown,
 	ErrBadSubscription, ErrSubExists, ErrBadSubID,
+	ErrSubFenced, ErrSubClaimed, ErrSubNoPendingWork, ErrSubAckOffset,
 	&ClosedError{}, &StaleEpochError{}, &SeqGapError{}, &RecordMismatchError{},
 	&RecordRangeError{}, &RecordRangeError{Gone: true},
 }
