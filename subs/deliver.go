@@ -236,16 +236,17 @@ func streamsJSON(in []StreamInfo) []streamJSON {
 	return out
 }
 
-// webhookBody is the notification: {subscription_id, wake_id, generation, streams,
-// callback_url, callback_token} (PROTOCOL §7.1).
+// webhookPayload is the notification (PROTOCOL §7.1).
+type webhookPayload struct {
+	SubscriptionID string       `json:"subscription_id"`
+	WakeID         string       `json:"wake_id"`
+	Generation     uint64       `json:"generation"`
+	Streams        []streamJSON `json:"streams"`
+	CallbackURL    string       `json:"callback_url"`
+	CallbackToken  string       `json:"callback_token"`
+}
+
 func webhookBody(s Subscription, wk *Wake, token string) []byte {
-	b, _ := json.Marshal(struct {
-		SubscriptionID string       `json:"subscription_id"`
-		WakeID         string       `json:"wake_id"`
-		Generation     uint64       `json:"generation"`
-		Streams        []streamJSON `json:"streams"`
-		CallbackURL    string       `json:"callback_url"`
-		CallbackToken  string       `json:"callback_token"`
-	}{s.Key.ID, wk.ID, wk.Generation, streamsJSON(wk.Snapshot), s.CallbackURL, token})
+	b, _ := json.Marshal(webhookPayload{s.Key.ID, wk.ID, wk.Generation, streamsJSON(wk.Snapshot), s.CallbackURL, token})
 	return b
 }

@@ -28,12 +28,8 @@ func decodeEvents(t *testing.T, raw [][]byte) []wakeEvent {
 }
 
 func TestPullWakeClaimAckRelease(t *testing.T) {
-	h := newHarness(t, Options{})
+	h, s := pullSetup(t, time.Second)
 	ctx := context.Background()
-	h.fs.setTail("b", "wake/pool", 0)
-	s := pullSub("p1", "events/*", "wake/pool", time.Second)
-	h.fs.put(s)
-	h.start()
 	if _, err := h.w.Claim(ctx, s.Key, "worker-1"); !errors.Is(err, ErrNoPendingWork) {
 		t.Fatalf("claim with nothing pending: %v", err)
 	}
@@ -105,17 +101,9 @@ func TestPullWakeClaimAckRelease(t *testing.T) {
 }
 
 func TestPullWakeLeaseHeartbeatAndExpiry(t *testing.T) {
-	h := newHarness(t, Options{})
+	h, s := pullSetup(t, time.Second)
 	ctx := context.Background()
-	h.fs.setTail("b", "wake/pool", 0)
-	s := pullSub("p1", "events/*", "wake/pool", time.Second)
-	h.fs.put(s)
-	h.start()
-	h.appendTo("b", "events/p", 8)
-	c, err := h.w.Claim(ctx, s.Key, "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := h.claimAfterAppend(s, "w1")
 	hb := AckRequest{WakeID: c.WakeID, Generation: c.Generation}
 	for range 3 { // each heartbeat gives a full lease again
 		h.clk.advance(800 * time.Millisecond)
@@ -161,21 +149,24 @@ func TestMissingWakeStreamFailsAndRetriesWithBackoff(t *testing.T) {
 }
 
 func TestClaimLeaseRestartsInFullAfterRestart(t *testing.T) {
-	h := newHarness(t, Options{})
+	h, s := pullSetup(t, time.Second)
 	ctx := context.Background()
-	h.fs.setTail("b", "wake/pool", 0)
-	s := pullSub("p1", "events/*", "wake/pool", time.Second)
-	h.fs.put(s)
-	h.start()
-	h.appendTo("b", "events/p", 8)
-	c, err := h.w.Claim(ctx, s.Key, "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := h.claimAfterAppend(s, "w1")
 	h.clk.advance(900 * time.Millisecond)
 	h.restart()
 	h.clk.advance(900 * time.Millisecond) // 1.8 s after the claim, 0.9 s after the restart
 	if _, err := h.w.Ack(ctx, s.Key, c.Token, AckRequest{WakeID: c.WakeID, Generation: c.Generation, Done: true}); err != nil {
 		t.Fatalf("ack within the restarted lease: %v", err)
 	}
+}
+
+// claimAfterAppend appends to events/p and claims for worker.
+func (h *harness) claimAfterAppend(s Subscription, worker string) ClaimReply {
+	h.t.Helper()
+	h.appendTo("b", "events/p", 8)
+	c, err := h.w.Claim(context.Background(), s.Key, worker)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
 }

@@ -65,11 +65,7 @@ func TestWebhookDoneAcksTheSnapshotAndRewakesForLaterData(t *testing.T) {
 // attemptsFollow drives a failing receiver through the backoff with the fake clock: each
 // attempt n+1 comes exactly Backoff(n) after attempt n (jitter fixed at 0), never earlier.
 func TestFailingReceiverSeesTheBackoff(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(500, "down"))
-	s := webhookSub("s1", "events/*", r.srv.URL, 10*time.Minute)
-	h.fs.put(s)
-	h.start()
+	h, r, s := webhookSetup(t, answer(500, "down"), 10*time.Minute)
 	h.appendTo("b", "events/a", 3)
 	eventually(t, "attempt 1", func() bool { return r.count() == 1 })
 	for n, d := range []time.Duration{1, 2, 4, 8, 16} {
@@ -93,11 +89,7 @@ func TestFailingReceiverSeesTheBackoff(t *testing.T) {
 }
 
 func TestLeaseExpiryNeverBypassesTheBackoff(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(503, ""))
-	s := webhookSub("s1", "events/*", r.srv.URL, time.Second)
-	h.fs.put(s)
-	h.start()
+	h, r, s := webhookSetup(t, answer(503, ""), time.Second)
 	h.appendTo("b", "events/a", 3)
 	eventually(t, "attempt 1", func() bool { return r.count() == 1 })
 	eventually(t, "failure 1", func() bool { return h.fs.state(s.Key).Retry.Count == 1 })
@@ -188,15 +180,9 @@ func TestHangingReceiverDelaysOnlyItsOwnSubscription(t *testing.T) {
 }
 
 func TestCallbackAcksAndFences(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(200, `{}`))
-	s := webhookSub("s1", "events/*", r.srv.URL, 30*time.Second)
-	h.fs.put(s)
-	h.start()
+	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
 	ctx := context.Background()
-	tail := h.appendTo("b", "events/a", 12)
-	eventually(t, "the wake", func() bool { return r.count() == 1 })
-	p := r.get(0).p
+	tail, p := h.firstWake(r, 12)
 	req := AckRequest{WakeID: p.WakeID, Generation: p.Generation, Acks: []AckMove{{"events/a", tail}}, Done: true}
 
 	checks := []struct {
@@ -247,14 +233,8 @@ func TestCallbackAcksAndFences(t *testing.T) {
 }
 
 func TestCallbackWithRemainingWorkWakesAgain(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(200, `{}`))
-	s := webhookSub("s1", "events/*", r.srv.URL, 30*time.Second)
-	h.fs.put(s)
-	h.start()
-	tail := h.appendTo("b", "events/a", 12)
-	eventually(t, "the wake", func() bool { return r.count() == 1 })
-	p := r.get(0).p
+	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
+	tail, p := h.firstWake(r, 12)
 	h.appendTo("b", "events/a", 1)
 	rep, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{"events/a", tail}}, Done: true})
 	if err != nil || !rep.NextWake {
@@ -267,14 +247,8 @@ func TestCallbackWithRemainingWorkWakesAgain(t *testing.T) {
 }
 
 func TestCallbackAfterDeleteMovesNothing(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(200, `{}`))
-	s := webhookSub("s1", "events/*", r.srv.URL, 30*time.Second)
-	h.fs.put(s)
-	h.start()
-	tail := h.appendTo("b", "events/a", 12)
-	eventually(t, "the wake", func() bool { return r.count() == 1 })
-	p := r.get(0).p
+	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
+	tail, p := h.firstWake(r, 12)
 	h.fs.remove(s.Key) // DELETE committed; SubscriptionChanged not even called yet
 	_, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{"events/a", tail}}, Done: true})
 	if !errors.Is(err, ErrNotFound) {
@@ -286,14 +260,8 @@ func TestCallbackAfterDeleteMovesNothing(t *testing.T) {
 }
 
 func TestTokensSurviveRestart(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(200, `{}`))
-	s := webhookSub("s1", "events/*", r.srv.URL, 30*time.Second)
-	h.fs.put(s)
-	h.start()
-	tail := h.appendTo("b", "events/a", 2)
-	eventually(t, "the wake", func() bool { return r.count() == 1 })
-	p := r.get(0).p
+	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
+	tail, p := h.firstWake(r, 2)
 	h.restart()
 	rep, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{"events/a", tail}}, Done: true})
 	if err != nil || rep.NextWake {
@@ -302,14 +270,8 @@ func TestTokensSurviveRestart(t *testing.T) {
 }
 
 func TestWebhookLeaseExpiryFencesAndRedelivers(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(200, `{}`))
-	s := webhookSub("s1", "events/*", r.srv.URL, time.Second)
-	h.fs.put(s)
-	h.start()
-	h.appendTo("b", "events/a", 2)
-	eventually(t, "the wake", func() bool { return r.count() == 1 })
-	p := r.get(0).p
+	h, r, s := webhookSetup(t, answer(200, `{}`), time.Second)
+	_, p := h.firstWake(r, 2)
 	h.clk.advance(time.Second)
 	eventually(t, "redelivery after the lease", func() bool { return r.count() == 2 })
 	if p2 := r.get(1).p; p2.Generation != 2 || p2.WakeID == p.WakeID {
