@@ -58,7 +58,7 @@ type Subscription struct {
 	Incarnation uint64 // random per PUT that created it; a re-created id has a new one
 	Type        Type
 	Pattern     string   // glob over bucket-local paths; "" when none
-	Streams     []string // explicit link paths (normalized), used to route StreamChanged
+	Streams     []string // every explicit link path (PUT's plus POST /streams'), to route StreamChanged
 	WebhookURL  string   // webhook only; already passed CheckWebhookURL at PUT
 	WakeStream  string   // pull-wake only; bucket-local path of the wake stream
 	LeaseTTL    time.Duration
@@ -137,7 +137,10 @@ type WakeEvent struct {
 }
 
 // Change is one decision to persist, in ONE transaction (D10): the new State, any cursor
-// moves, and any wake event. All or nothing.
+// moves, and any wake event. All or nothing. One Change may end a wake, move cursors and
+// issue the next wake with its event at once (a done ack with work remaining). An AckMove
+// of a glob-derived link without a record creates the record at the stream's current
+// incarnation.
 type Change struct {
 	Key         Key
 	Incarnation uint64 // must equal the stored one, else ErrNotFound and nothing is written
@@ -188,7 +191,7 @@ type SigningKey struct {
 	Retired time.Time // zero while active; published until Retired + 5 min
 }
 
-// Sentinel errors of Store.
+// Sentinel errors of Store. Claim also returns ErrWakeStream (suggested status: 409).
 var (
 	ErrNotFound   = &model.Error{Code: "SUBSCRIPTION_NOT_FOUND", Msg: "subscription not found"}
 	ErrWakeStream = &model.Error{Code: "WAKE_STREAM_UNAVAILABLE", Msg: "the wake stream is missing, closed or deleted"}
@@ -240,9 +243,11 @@ type Options struct {
 //	CheckWebhookURL(raw string, allowLoopback bool) error               at PUT
 //
 // bearer is the token of the Authorization header without the "Bearer " prefix ("" when the
-// header is absent: TOKEN_INVALID). StreamChanged routes by Pattern (a glob matcher of this
-// package until model/ has one) and Streams; unknown keys are loaded from Store on demand.
-// The Worker type itself is in worker.go.
+// header is absent: TOKEN_INVALID). StreamChanged routes by Pattern (glob rules as
+// model.MatchGlob) and Streams; unknown keys are loaded from Store on demand, so a missed
+// notification only delays work until the next one or the next Start. Documents read
+// status (State.Status, "" = active) and cursors from the Store; webhook.signing.kid is
+// KeyID(). The Worker type itself is in worker.go.
 
 // AckRequest is the body of callback and ack (PROTOCOL §7.1, §7.2).
 // The routes decode the JSON and fill it; an absent acks member is an empty slice.
@@ -289,7 +294,15 @@ var (
 	ErrNoPendingWork  = &model.Error{Code: "NO_PENDING_WORK", Msg: "no linked stream has unacknowledged data"}
 	ErrAckOffset      = &model.Error{Code: "INVALID_OFFSET", Msg: "an ack names an unlinked stream, moves a cursor back, or passes the tail"}
 	ErrURLRejected    = &model.Error{Code: "WEBHOOK_URL_REJECTED", Msg: "webhook URL rejected"}
+	ErrBadWorker      = &model.Error{Code: "INVALID_REQUEST", Msg: "claim needs a non-empty worker name"}
 )
+
+// AllErrors lists every error value of this package, for the test that keeps httpd's status
+// table complete (as model.AllErrors).
+var AllErrors = []error{
+	ErrNotFound, ErrWakeStream, ErrWrongType, ErrTokenInvalid, ErrTokenExpired, ErrFenced,
+	ErrAlreadyClaimed, &ClaimedError{}, ErrNoPendingWork, ErrAckOffset, ErrURLRejected, ErrBadWorker,
+}
 
 // ClaimedError is ALREADY_CLAIMED with the current holder and generation.
 type ClaimedError struct {

@@ -3,6 +3,7 @@ package subs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"testing"
 	"time"
@@ -279,5 +280,35 @@ func TestWebhookLeaseExpiryFencesAndRedelivers(t *testing.T) {
 	}
 	if _, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Done: true}); !errors.Is(err, ErrFenced) {
 		t.Fatalf("callback of the lapsed wake: %v", err)
+	}
+}
+
+func TestSubscriptionCreatedAfterStartAndExplicitLinks(t *testing.T) {
+	h := newHarness(t, Options{AllowLoopback: true})
+	r := newReceiver(t, h.clk, answer(200, `{"done":true}`))
+	h.start()
+	s := webhookSub("late", "", r.srv.URL, time.Minute)
+	s.Streams = []string{"manual/a"}
+	h.fs.put(s)
+	h.w.SubscriptionChanged(s.Key)
+	h.appendTo("b", "manual/b", 3) // not linked
+	never(t, "a wake for an unlinked stream", 50*time.Millisecond, func() bool { return r.count() > 0 })
+	tail := h.appendTo("b", "manual/a", 3)
+	eventually(t, "the explicit link's delivery", func() bool { return h.fs.cursor(s.Key, "manual/a") == tail })
+	if lt := r.get(0).p.Streams[0].LinkType; lt != LinkExplicit {
+		t.Fatalf("link type %q", lt)
+	}
+}
+
+func TestSnapshotIsCapped(t *testing.T) {
+	links := make([]Link, MaxSnapshot+5)
+	for i := range links {
+		links[i] = Link{Path: fmt.Sprintf("s/%05d", i), LinkType: LinkGlob, Tail: 1}
+	}
+	links[3].Tail = 0 // not pending
+	p := pending(links)
+	snap := snapshotOf(p)
+	if len(p) != MaxSnapshot+4 || len(snap) != MaxSnapshot || snap[3].Path != "s/00004" {
+		t.Fatalf("pending %d, snapshot %d, snap[3] %s", len(p), len(snap), snap[3].Path)
 	}
 }

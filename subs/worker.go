@@ -42,7 +42,7 @@ type Worker struct {
 	sign   signer
 
 	mu       sync.Mutex
-	subs     map[Key]*sub
+	subs     map[string]map[string]*sub // bucket → id → mirror
 	stopping bool
 
 	runCtx    context.Context // cancelled when Stop gives up waiting
@@ -92,7 +92,7 @@ func New(opts Options) (*Worker, error) {
 		opts: opts, store: opts.Store, clock: opts.Clock, jitter: opts.Jitter, rnd: cryptoRand,
 		guard: g, client: newClient(g, opts.Timeout), sem: make(chan struct{}, opts.Concurrency),
 		log: slog.Default().With("component", "subs"), sched: newSchedule(),
-		subs: map[Key]*sub{}, runCtx: ctx, cancelRun: cancel, stepSem: make(chan struct{}, parallelSteps),
+		subs: map[string]map[string]*sub{}, runCtx: ctx, cancelRun: cancel, stepSem: make(chan struct{}, parallelSteps),
 	}, nil
 }
 
@@ -115,7 +115,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		if s.State.Wake != nil && !s.State.Wake.LeaseUntil.IsZero() {
 			m.leaseUntil = now.Add(s.LeaseTTL)
 		}
-		w.subs[s.Key] = m
+		w.put(m)
 		w.sched.at(s.Key, now)
 	}
 	w.loopDone = make(chan struct{})
@@ -166,9 +166,9 @@ func (w *Worker) StreamChanged(bucket, path string) {
 	now := w.clock.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for k, m := range w.subs {
-		if k.Bucket == bucket && routes(m, path) {
-			w.sched.at(k, now)
+	for _, m := range w.subs[bucket] {
+		if routes(m, path) {
+			w.sched.at(m.s.Key, now)
 		}
 	}
 }
@@ -231,12 +231,28 @@ func (w *Worker) loop() {
 func (w *Worker) mirror(k Key) *sub {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	m := w.subs[k]
+	m := w.subs[k.Bucket][k.ID]
 	if m == nil {
 		m = &sub{s: Subscription{Key: k}}
-		w.subs[k] = m
+		w.put(m)
 	}
 	return m
+}
+
+// put indexes m (w.mu held).
+func (w *Worker) put(m *sub) {
+	k := m.s.Key
+	if w.subs[k.Bucket] == nil {
+		w.subs[k.Bucket] = map[string]*sub{}
+	}
+	w.subs[k.Bucket][k.ID] = m
+}
+
+// current reports whether m is the indexed mirror of its key.
+func (w *Worker) current(m *sub) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.subs[m.s.Key.Bucket][m.s.Key.ID] == m
 }
 
 // refresh reloads m's subscription from the Store (m.mu held). The Store is authoritative;
@@ -246,8 +262,12 @@ func (w *Worker) refresh(ctx context.Context, m *sub) error {
 	s, err := w.store.Subscription(ctx, m.s.Key)
 	if errors.Is(err, ErrNotFound) {
 		w.mu.Lock()
-		if w.subs[m.s.Key] == m {
-			delete(w.subs, m.s.Key)
+		k := m.s.Key
+		if w.subs[k.Bucket][k.ID] == m {
+			delete(w.subs[k.Bucket], k.ID)
+			if len(w.subs[k.Bucket]) == 0 {
+				delete(w.subs, k.Bucket)
+			}
 		}
 		w.mu.Unlock()
 		m.loaded = false
@@ -274,10 +294,7 @@ func (w *Worker) acquire(ctx context.Context, k Key) (*sub, error) {
 	for {
 		m := w.mirror(k)
 		m.mu.Lock()
-		w.mu.Lock()
-		current := w.subs[k] == m
-		w.mu.Unlock()
-		if !current { // dropped while we waited: take the new mirror
+		if !w.current(m) { // dropped while we waited: take the new mirror
 			m.mu.Unlock()
 			continue
 		}
