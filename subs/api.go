@@ -67,12 +67,12 @@ type Subscription struct {
 }
 
 // State is the durable delivery state of a subscription. The worker computes every new
-// State; the Store persists it verbatim (JSON-friendly: times are UTC, stored to the ms).
+// State; the Store persists it verbatim, e.g. as its JSON (the tags below; times are UTC).
 type State struct {
-	Generation uint64 // of the latest wake issued; 0 before the first; never decreases
-	Status     Status // "" reads as Active
-	Retry      Retry
-	Wake       *Wake // the outstanding wake, nil when idle
+	Generation uint64 `json:"generation"`       // of the latest wake issued; 0 before the first; never decreases
+	Status     Status `json:"status,omitempty"` // "" reads as Active
+	Retry      Retry  `json:"retry"`
+	Wake       *Wake  `json:"wake,omitempty"` // the outstanding wake, nil when idle
 }
 
 // Retry is the persisted retry schedule (PROTOCOL §7.1 MUST: honoured after a restart).
@@ -80,32 +80,32 @@ type State struct {
 // the earliest time of the next attempt (zero: at once). It survives wake changes: lease
 // expiry never bypasses the backoff (D10).
 type Retry struct {
-	Count         int
-	NextAttemptAt time.Time
-	LastError     string // short reason of the last failure, for operators; may be ""
+	Count         int       `json:"count"`
+	NextAttemptAt time.Time `json:"next_attempt_at"`
+	LastError     string    `json:"last_error,omitempty"` // short reason of the last failure, for operators
 }
 
 // Wake is an outstanding wake (PROTOCOL §7). Snapshot is fixed at issue: retries resend it
 // (same wake_id, generation, streams, token), and a webhook's {"done":true} acks exactly its
 // Tail offsets.
 type Wake struct {
-	ID         string // "w_" + 24 lowercase hex digits
-	Generation uint64 // equals State.Generation while outstanding
-	IssuedAt   time.Time
-	Trigger    string       // the pending path that caused it (the pull-wake event's "stream")
-	Snapshot   []StreamInfo // pending links only, at most MaxSnapshot
-	Holder     string       // pull-wake: the claiming worker, "" unclaimed; webhook: ""
+	ID         string       `json:"id"`         // "w_" + 24 lowercase hex digits
+	Generation uint64       `json:"generation"` // equals State.Generation while outstanding
+	IssuedAt   time.Time    `json:"issued_at"`
+	Trigger    string       `json:"trigger"`          // the pending path that caused it (the pull-wake event's "stream")
+	Snapshot   []StreamInfo `json:"snapshot"`         // pending links only, at most MaxSnapshot
+	Holder     string       `json:"holder,omitempty"` // pull-wake: the claiming worker, "" unclaimed; webhook: ""
 	// LeaseUntil: webhook from issue, pull-wake from claim; zero while unclaimed. After a
 	// restart the worker restarts every running lease in full (design 5.3).
-	LeaseUntil time.Time
+	LeaseUntil time.Time `json:"lease_until"`
 }
 
 // StreamInfo is one stream of a wake snapshot and payload (PROTOCOL §7.1 streams[]).
 type StreamInfo struct {
-	Path     string
-	LinkType string       // LinkGlob or LinkExplicit
-	Acked    model.Offset // the cursor (inclusive ack position)
-	Tail     model.Offset // the stream's tail when the wake was issued
+	Path     string       `json:"path"`
+	LinkType string       `json:"link_type"` // LinkGlob or LinkExplicit
+	Acked    model.Offset `json:"acked"`     // the cursor (inclusive ack position)
+	Tail     model.Offset `json:"tail"`      // the stream's tail when the wake was issued
 }
 
 // MaxSnapshot bounds a wake's snapshot and payload (design 5.4); the rest stays pending.
@@ -180,15 +180,15 @@ type KeyStore interface {
 
 // Keys is the persisted key material. Private: never served, logged or returned by a route.
 type Keys struct {
-	Signing  []SigningKey
-	TokenKey []byte // 32 random bytes, HMAC-SHA256 key of callback and claim tokens
+	Signing  []SigningKey `json:"signing"`
+	TokenKey []byte       `json:"token_key"` // 32 random bytes, HMAC-SHA256 key of callback and claim tokens
 }
 
 // SigningKey is one Ed25519 key. The kid is derived from the public key (KeyID).
 type SigningKey struct {
-	Seed    []byte    // ed25519.SeedSize (32) bytes
-	Created time.Time // UTC
-	Retired time.Time // zero while active; published until Retired + 5 min
+	Seed    []byte    `json:"seed"`    // ed25519.SeedSize (32) bytes
+	Created time.Time `json:"created"` // UTC
+	Retired time.Time `json:"retired"` // zero while active; published until Retired + 5 min
 }
 
 // Sentinel errors of Store. Claim also returns ErrWakeStream (suggested status: 409).
