@@ -312,3 +312,40 @@ func TestSnapshotIsCapped(t *testing.T) {
 		t.Fatalf("pending %d, snapshot %d, snap[3] %s", len(p), len(snap), snap[3].Path)
 	}
 }
+
+// Stop does not wait forever for a hanging receiver; the cancelled attempt records nothing,
+// and the next Start delivers the same wake again.
+func TestStopAbandonsHangingAttemptsAndRestartRedelivers(t *testing.T) {
+	h := newHarness(t, Options{AllowLoopback: true, Timeout: 30 * time.Second})
+	unblock := make(chan struct{})
+	defer close(unblock)
+	r := newReceiver(t, h.clk, answer(200, `{"done":true}`))
+	r.hold = func(n int) {
+		if n == 1 {
+			<-unblock
+		}
+	}
+	s := webhookSub("s1", "events/*", r.srv.URL, time.Minute)
+	h.fs.put(s)
+	h.start()
+	_, p := h.firstWake(r, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	if err := h.w.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Stop: %v", err)
+	}
+	if d := time.Since(began); d > 2*time.Second {
+		t.Fatalf("Stop took %v", d)
+	}
+	h.w = nil
+	if st := h.fs.state(s.Key); st.Retry.Count != 0 || st.Wake == nil || st.Wake.ID != p.WakeID {
+		t.Fatalf("state after an abandoned attempt: %+v", st)
+	}
+	h.start()
+	eventually(t, "the redelivery", func() bool { return r.count() == 2 })
+	if p2 := r.get(1).p; p2.WakeID != p.WakeID || p2.Generation != p.Generation {
+		t.Fatalf("redelivered %+v, want the wake %s", p2, p.WakeID)
+	}
+	eventually(t, "the ack", func() bool { return h.fs.state(s.Key).Wake == nil })
+}
