@@ -200,8 +200,9 @@ var (
 // Clock is the worker's time source; tests inject a fake one.
 type Clock interface {
 	Now() time.Time
-	// After returns a channel that receives once d has elapsed (d <= 0: at once).
-	After(d time.Duration) <-chan time.Time
+	// At returns a channel that receives once Now() >= t (at once when t has passed). An
+	// absolute time, so a clock that jumps between Now and At loses no wake-up.
+	At(t time.Time) <-chan time.Time
 }
 
 // Options configure a Worker. Zero values take the defaults in brackets.

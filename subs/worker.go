@@ -216,7 +216,7 @@ func (w *Worker) loop() {
 		}
 		var timer <-chan time.Time
 		if !next.IsZero() {
-			timer = w.clock.After(next.Sub(w.clock.Now()))
+			timer = w.clock.At(next)
 		}
 		select {
 		case <-w.sched.kick:
