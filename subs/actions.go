@@ -77,7 +77,11 @@ func (w *Worker) fenced(ctx context.Context, key Key, bearer, wakeID string, gen
 		return nil, time.Time{}, err
 	}
 	now := w.clock.Now()
-	fail := func(err error) (*sub, time.Time, error) { m.mu.Unlock(); return nil, now, err }
+	fail := func(err error) (*sub, time.Time, error) {
+		m.mu.Unlock()
+		w.sched.at(key, now) // a lease this call ended may leave work to wake
+		return nil, now, err
+	}
 	if m.s.Type != typ {
 		return fail(ErrWrongType)
 	}
