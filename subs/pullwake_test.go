@@ -138,8 +138,16 @@ func TestMissingWakeStreamFailsAndRetriesWithBackoff(t *testing.T) {
 	if st.Status != Failed || st.Wake != nil || st.Generation != 0 || !st.Retry.NextAttemptAt.Equal(h.clk.Now().Add(time.Second)) {
 		t.Fatalf("state %+v", st)
 	}
-	h.fs.setTail("b", "wake/none", 0) // the application creates it
-	h.clk.advance(999 * time.Millisecond)
+	if _, err := h.w.Claim(context.Background(), s.Key, "w1"); !errors.Is(err, ErrWakeStream) {
+		t.Fatalf("claim without a wake stream: %v", err)
+	}
+	if st := h.fs.state(s.Key); st.Wake != nil || st.Generation != 0 {
+		t.Fatalf("a wake was issued without its event: %+v", st)
+	}
+	h.clk.advance(2 * time.Second) // past the claim's own failure (count 2: 2 s)
+	eventually(t, "the scheduler's retry failing too", func() bool { return h.fs.state(s.Key).Retry.Count == 3 })
+	h.fs.setTail("b", "wake/none", 0)               // the application creates it
+	h.clk.advance(4*time.Second - time.Millisecond) // backoff after failure 3: 4 s
 	never(t, "an event before the backoff", 60*time.Millisecond, func() bool { return len(h.fs.wakeEvents("b", "wake/none")) > 0 })
 	h.clk.advance(time.Millisecond)
 	eventually(t, "the event after the backoff", func() bool { return len(h.fs.wakeEvents("b", "wake/none")) == 1 })

@@ -349,3 +349,35 @@ func TestStopAbandonsHangingAttemptsAndRestartRedelivers(t *testing.T) {
 	}
 	eventually(t, "the ack", func() bool { return h.fs.state(s.Key).Wake == nil })
 }
+
+// A subscription deleted and re-created under the same id is a new incarnation; the old
+// wake's token is fenced and moves nothing, while generations continue.
+func TestRecreatedSubscriptionFencesOldTokens(t *testing.T) {
+	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
+	tail, p := h.firstWake(r, 5)
+	again := s
+	again.Incarnation = s.Incarnation + 1
+	again.State = State{Generation: h.fs.state(s.Key).Generation} // the engine continues the generation
+	h.fs.remove(s.Key)
+	h.fs.put(again)
+	h.w.SubscriptionChanged(s.Key)
+	eventually(t, "the new incarnation's wake", func() bool { return r.count() == 2 })
+	p2 := r.get(1).p
+	if p2.Generation != p.Generation+1 || p2.CallbackToken == p.CallbackToken {
+		t.Fatalf("new incarnation's wake %+v after %+v", p2, p)
+	}
+	req := AckRequest{WakeID: p.WakeID, Generation: p.Generation, Acks: []AckMove{{"events/a", tail}}, Done: true}
+	if _, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, req); !errors.Is(err, ErrFenced) {
+		t.Fatalf("old incarnation's callback: %v", err)
+	}
+	// The old token names the new wake's generation and id: still fenced, by incarnation.
+	forged := req
+	forged.WakeID, forged.Generation = p2.WakeID, p2.Generation
+	old := mintToken(h.w.tokenKey(), tokenClaims{Sub: tokenSubject(s.Key), Inc: s.Incarnation, Gen: p2.Generation, Wid: p2.WakeID, Kind: kindCallback, Exp: h.clk.Now().Add(time.Hour).Unix()})
+	if _, err := h.w.Callback(context.Background(), s.Key, old, forged); !errors.Is(err, ErrFenced) {
+		t.Fatalf("a token of the old incarnation: %v", err)
+	}
+	if h.fs.cursor(s.Key, "events/a") != 0 {
+		t.Fatal("a fenced callback moved a cursor")
+	}
+}

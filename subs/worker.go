@@ -61,6 +61,7 @@ type sub struct {
 	leaseUntil time.Time // the running lease in memory (heartbeats extend it); zero: none
 	inFlight   bool      // a webhook attempt is running
 	delivered  string    // wake id whose webhook got a 2xx: no further attempt for it
+	glob       []string  // compiled s.Pattern (set with s, under w.mu)
 }
 
 // New returns a worker for opts; Start begins delivery. Errors: a nil Store.
@@ -166,17 +167,22 @@ func (w *Worker) StreamChanged(bucket, path string) {
 	now := w.clock.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, m := range w.subs[bucket] {
-		if routes(m, path) {
+	bs := w.subs[bucket]
+	if len(bs) == 0 {
+		return
+	}
+	segs := splitPath(path)
+	for _, m := range bs {
+		if routes(m, path, segs) {
 			w.sched.at(m.s.Key, now)
 		}
 	}
 }
 
-// routes reports whether path may be linked to m (its pattern matches or it is listed).
-// It reads the config without m.mu: config fields change only under w.mu (refresh).
-func routes(m *sub, path string) bool {
-	if m.s.Pattern != "" && matchGlob(m.s.Pattern, path) {
+// routes reports whether path (split into segs) may be linked to m: its pattern matches or
+// it is listed. It reads the config without m.mu: config fields change only under w.mu.
+func routes(m *sub, path string, segs []string) bool {
+	if m.glob != nil && matchSegs(m.glob, segs) {
 		return true
 	}
 	for _, p := range m.s.Streams {
@@ -242,6 +248,7 @@ func (w *Worker) mirror(k Key) *sub {
 // put indexes m (w.mu held).
 func (w *Worker) put(m *sub) {
 	k := m.s.Key
+	m.glob = compileGlob(m.s.Pattern)
 	if w.subs[k.Bucket] == nil {
 		w.subs[k.Bucket] = map[string]*sub{}
 	}
@@ -283,7 +290,7 @@ func (w *Worker) refresh(ctx context.Context, m *sub) error {
 		}
 	}
 	w.mu.Lock()
-	m.s = s
+	m.s, m.glob = s, compileGlob(s.Pattern)
 	w.mu.Unlock()
 	m.loaded = true
 	return nil
