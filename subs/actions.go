@@ -5,12 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/dsd-project/dsd/model"
 )
-
-// ErrBadWorker is a claim without a worker name (400 INVALID_REQUEST).
-var ErrBadWorker = &model.Error{Code: "INVALID_REQUEST", Msg: "claim needs a non-empty worker name"}
 
 // Callback serves POST {root}__ds/subscriptions/{id}/callback of a webhook subscription
 // (PROTOCOL §7.1, §7.3): bearer must be the wake's callback_token. Without req.Done it
@@ -82,7 +77,11 @@ func (w *Worker) fenced(ctx context.Context, key Key, bearer, wakeID string, gen
 		return nil, time.Time{}, err
 	}
 	now := w.clock.Now()
-	fail := func(err error) (*sub, time.Time, error) { m.mu.Unlock(); return nil, now, err }
+	fail := func(err error) (*sub, time.Time, error) {
+		m.mu.Unlock()
+		w.sched.at(key, now) // a lease this call ended may leave work to wake
+		return nil, now, err
+	}
 	if m.s.Type != typ {
 		return fail(ErrWrongType)
 	}

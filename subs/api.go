@@ -58,7 +58,7 @@ type Subscription struct {
 	Incarnation uint64 // random per PUT that created it; a re-created id has a new one
 	Type        Type
 	Pattern     string   // glob over bucket-local paths; "" when none
-	Streams     []string // explicit link paths (normalized), used to route StreamChanged
+	Streams     []string // every explicit link path (PUT's plus POST /streams'), to route StreamChanged
 	WebhookURL  string   // webhook only; already passed CheckWebhookURL at PUT
 	WakeStream  string   // pull-wake only; bucket-local path of the wake stream
 	LeaseTTL    time.Duration
@@ -67,12 +67,12 @@ type Subscription struct {
 }
 
 // State is the durable delivery state of a subscription. The worker computes every new
-// State; the Store persists it verbatim (JSON-friendly: times are UTC, stored to the ms).
+// State; the Store persists it verbatim, e.g. as its JSON (the tags below; times are UTC).
 type State struct {
-	Generation uint64 // of the latest wake issued; 0 before the first; never decreases
-	Status     Status // "" reads as Active
-	Retry      Retry
-	Wake       *Wake // the outstanding wake, nil when idle
+	Generation uint64 `json:"generation"`       // of the latest wake issued; 0 before the first; never decreases
+	Status     Status `json:"status,omitempty"` // "" reads as Active
+	Retry      Retry  `json:"retry"`
+	Wake       *Wake  `json:"wake,omitempty"` // the outstanding wake, nil when idle
 }
 
 // Retry is the persisted retry schedule (PROTOCOL §7.1 MUST: honoured after a restart).
@@ -80,32 +80,32 @@ type State struct {
 // the earliest time of the next attempt (zero: at once). It survives wake changes: lease
 // expiry never bypasses the backoff (D10).
 type Retry struct {
-	Count         int
-	NextAttemptAt time.Time
-	LastError     string // short reason of the last failure, for operators; may be ""
+	Count         int       `json:"count"`
+	NextAttemptAt time.Time `json:"next_attempt_at"`
+	LastError     string    `json:"last_error,omitempty"` // short reason of the last failure, for operators
 }
 
 // Wake is an outstanding wake (PROTOCOL §7). Snapshot is fixed at issue: retries resend it
 // (same wake_id, generation, streams, token), and a webhook's {"done":true} acks exactly its
 // Tail offsets.
 type Wake struct {
-	ID         string // "w_" + 24 lowercase hex digits
-	Generation uint64 // equals State.Generation while outstanding
-	IssuedAt   time.Time
-	Trigger    string       // the pending path that caused it (the pull-wake event's "stream")
-	Snapshot   []StreamInfo // pending links only, at most MaxSnapshot
-	Holder     string       // pull-wake: the claiming worker, "" unclaimed; webhook: ""
+	ID         string       `json:"id"`         // "w_" + 24 lowercase hex digits
+	Generation uint64       `json:"generation"` // equals State.Generation while outstanding
+	IssuedAt   time.Time    `json:"issued_at"`
+	Trigger    string       `json:"trigger"`          // the pending path that caused it (the pull-wake event's "stream")
+	Snapshot   []StreamInfo `json:"snapshot"`         // pending links only, at most MaxSnapshot
+	Holder     string       `json:"holder,omitempty"` // pull-wake: the claiming worker, "" unclaimed; webhook: ""
 	// LeaseUntil: webhook from issue, pull-wake from claim; zero while unclaimed. After a
 	// restart the worker restarts every running lease in full (design 5.3).
-	LeaseUntil time.Time
+	LeaseUntil time.Time `json:"lease_until"`
 }
 
 // StreamInfo is one stream of a wake snapshot and payload (PROTOCOL §7.1 streams[]).
 type StreamInfo struct {
-	Path     string
-	LinkType string       // LinkGlob or LinkExplicit
-	Acked    model.Offset // the cursor (inclusive ack position)
-	Tail     model.Offset // the stream's tail when the wake was issued
+	Path     string       `json:"path"`
+	LinkType string       `json:"link_type"` // LinkGlob or LinkExplicit
+	Acked    model.Offset `json:"acked"`     // the cursor (inclusive ack position)
+	Tail     model.Offset `json:"tail"`      // the stream's tail when the wake was issued
 }
 
 // MaxSnapshot bounds a wake's snapshot and payload (design 5.4); the rest stays pending.
@@ -137,7 +137,10 @@ type WakeEvent struct {
 }
 
 // Change is one decision to persist, in ONE transaction (D10): the new State, any cursor
-// moves, and any wake event. All or nothing.
+// moves, and any wake event. All or nothing. One Change may end a wake, move cursors and
+// issue the next wake with its event at once (a done ack with work remaining). An AckMove
+// of a glob-derived link without a record creates the record at the stream's current
+// incarnation.
 type Change struct {
 	Key         Key
 	Incarnation uint64 // must equal the stored one, else ErrNotFound and nothing is written
@@ -177,18 +180,18 @@ type KeyStore interface {
 
 // Keys is the persisted key material. Private: never served, logged or returned by a route.
 type Keys struct {
-	Signing  []SigningKey
-	TokenKey []byte // 32 random bytes, HMAC-SHA256 key of callback and claim tokens
+	Signing  []SigningKey `json:"signing"`
+	TokenKey []byte       `json:"token_key"` // 32 random bytes, HMAC-SHA256 key of callback and claim tokens
 }
 
 // SigningKey is one Ed25519 key. The kid is derived from the public key (KeyID).
 type SigningKey struct {
-	Seed    []byte    // ed25519.SeedSize (32) bytes
-	Created time.Time // UTC
-	Retired time.Time // zero while active; published until Retired + 5 min
+	Seed    []byte    `json:"seed"`    // ed25519.SeedSize (32) bytes
+	Created time.Time `json:"created"` // UTC
+	Retired time.Time `json:"retired"` // zero while active; published until Retired + 5 min
 }
 
-// Sentinel errors of Store.
+// Sentinel errors of Store. Claim also returns ErrWakeStream (suggested status: 409).
 var (
 	ErrNotFound   = &model.Error{Code: "SUBSCRIPTION_NOT_FOUND", Msg: "subscription not found"}
 	ErrWakeStream = &model.Error{Code: "WAKE_STREAM_UNAVAILABLE", Msg: "the wake stream is missing, closed or deleted"}
@@ -197,8 +200,9 @@ var (
 // Clock is the worker's time source; tests inject a fake one.
 type Clock interface {
 	Now() time.Time
-	// After returns a channel that receives once d has elapsed (d <= 0: at once).
-	After(d time.Duration) <-chan time.Time
+	// At returns a channel that receives once Now() >= t (at once when t has passed). An
+	// absolute time, so a clock that jumps between Now and At loses no wake-up.
+	At(t time.Time) <-chan time.Time
 }
 
 // Options configure a Worker. Zero values take the defaults in brackets.
@@ -240,9 +244,11 @@ type Options struct {
 //	CheckWebhookURL(raw string, allowLoopback bool) error               at PUT
 //
 // bearer is the token of the Authorization header without the "Bearer " prefix ("" when the
-// header is absent: TOKEN_INVALID). StreamChanged routes by Pattern (a glob matcher of this
-// package until model/ has one) and Streams; unknown keys are loaded from Store on demand.
-// The Worker type itself is in worker.go.
+// header is absent: TOKEN_INVALID). StreamChanged routes by Pattern (glob rules as
+// model.MatchGlob) and Streams; unknown keys are loaded from Store on demand, so a missed
+// notification only delays work until the next one or the next Start. Documents read
+// status (State.Status, "" = active) and cursors from the Store; webhook.signing.kid is
+// KeyID(). The Worker type itself is in worker.go.
 
 // AckRequest is the body of callback and ack (PROTOCOL §7.1, §7.2).
 // The routes decode the JSON and fill it; an absent acks member is an empty slice.
@@ -289,7 +295,15 @@ var (
 	ErrNoPendingWork  = &model.Error{Code: "NO_PENDING_WORK", Msg: "no linked stream has unacknowledged data"}
 	ErrAckOffset      = &model.Error{Code: "INVALID_OFFSET", Msg: "an ack names an unlinked stream, moves a cursor back, or passes the tail"}
 	ErrURLRejected    = &model.Error{Code: "WEBHOOK_URL_REJECTED", Msg: "webhook URL rejected"}
+	ErrBadWorker      = &model.Error{Code: "INVALID_REQUEST", Msg: "claim needs a non-empty worker name"}
 )
+
+// AllErrors lists every error value of this package, for the test that keeps httpd's status
+// table complete (as model.AllErrors).
+var AllErrors = []error{
+	ErrNotFound, ErrWakeStream, ErrWrongType, ErrTokenInvalid, ErrTokenExpired, ErrFenced,
+	ErrAlreadyClaimed, &ClaimedError{}, ErrNoPendingWork, ErrAckOffset, ErrURLRejected, ErrBadWorker,
+}
 
 // ClaimedError is ALREADY_CLAIMED with the current holder and generation.
 type ClaimedError struct {

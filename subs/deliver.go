@@ -29,16 +29,16 @@ func (w *Worker) maybeAttempt(m *sub, now time.Time) {
 	}
 	req, err := w.buildRequest(m.s, st.Wake)
 	if err != nil { // a stored URL that no longer parses: a failed attempt, as any other
-		w.recordFailure(m, st.Wake.ID, err)
+		w.recordFailure(m, m.s.Incarnation, err)
 		return
 	}
 	m.inFlight = true
 	w.attempts.Add(1)
-	go w.attempt(m, st.Wake, req)
+	go w.attempt(m, m.s.Incarnation, st.Wake, req)
 }
 
 // attempt runs one webhook POST under the concurrency bound and records its outcome.
-func (w *Worker) attempt(m *sub, wk *Wake, build func(context.Context) *http.Request) {
+func (w *Worker) attempt(m *sub, inc uint64, wk *Wake, build func(context.Context) *http.Request) {
 	defer w.attempts.Done()
 	select {
 	case w.sem <- struct{}{}:
@@ -56,10 +56,10 @@ func (w *Worker) attempt(m *sub, wk *Wake, build func(context.Context) *http.Req
 	defer m.mu.Unlock()
 	m.inFlight = false
 	if err != nil {
-		w.recordFailure(m, wk.ID, err)
+		w.recordFailure(m, inc, err)
 		return
 	}
-	w.recordSuccess(m, wk, done)
+	w.recordSuccess(m, inc, wk, done)
 }
 
 func (w *Worker) abandon(m *sub) {
@@ -73,6 +73,9 @@ func (w *Worker) abandon(m *sub) {
 // an error.
 func (w *Worker) post(req *http.Request) (done bool, err error) {
 	resp, err := w.client.Do(req)
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		return false, ue.Err // without the URL, which may carry a secret in its query
+	}
 	if err != nil {
 		return false, err
 	}
@@ -92,9 +95,9 @@ func (w *Worker) post(req *http.Request) (done bool, err error) {
 
 // recordFailure persists a failed attempt: status failed, retry count + 1, next attempt
 // after the backoff; the wake stays outstanding (unless its lease lapsed meanwhile). m.mu held.
-func (w *Worker) recordFailure(m *sub, wakeID string, cause error) {
+func (w *Worker) recordFailure(m *sub, inc uint64, cause error) {
 	ctx := context.Background()
-	if err := w.refresh(ctx, m); err != nil {
+	if !w.sameIncarnation(ctx, m, inc) {
 		return
 	}
 	now := w.clock.Now()
@@ -110,9 +113,9 @@ func (w *Worker) recordFailure(m *sub, wakeID string, cause error) {
 // recordSuccess persists a delivered attempt: status active, retry count 0; with
 // {"done":true} it acks exactly the wake's snapshot tails (never moving a cursor back),
 // releases the wake and issues the next one when work remains (PROTOCOL §7.1). m.mu held.
-func (w *Worker) recordSuccess(m *sub, wk *Wake, done bool) {
+func (w *Worker) recordSuccess(m *sub, inc uint64, wk *Wake, done bool) {
 	ctx := context.Background()
-	if err := w.refresh(ctx, m); err != nil {
+	if !w.sameIncarnation(ctx, m, inc) {
 		return
 	}
 	now := w.clock.Now()
@@ -133,6 +136,13 @@ func (w *Worker) recordSuccess(m *sub, wk *Wake, done bool) {
 		w.log.Warn("recording a webhook delivery", "id", m.s.Key.ID, "err", err)
 	}
 	w.sched.at(m.s.Key, now)
+}
+
+// sameIncarnation refreshes m and reports whether it is still the indexed mirror of the
+// incarnation an attempt was made for (a result for a deleted or re-created subscription
+// is dropped). m.mu held.
+func (w *Worker) sameIncarnation(ctx context.Context, m *sub, inc uint64) bool {
+	return w.current(m) && w.refresh(ctx, m) == nil && m.s.Incarnation == inc
 }
 
 // finishWake ends the outstanding wake of base with acks (all or nothing), and issues the
@@ -236,16 +246,17 @@ func streamsJSON(in []StreamInfo) []streamJSON {
 	return out
 }
 
-// webhookBody is the notification: {subscription_id, wake_id, generation, streams,
-// callback_url, callback_token} (PROTOCOL §7.1).
+// webhookPayload is the notification (PROTOCOL §7.1).
+type webhookPayload struct {
+	SubscriptionID string       `json:"subscription_id"`
+	WakeID         string       `json:"wake_id"`
+	Generation     uint64       `json:"generation"`
+	Streams        []streamJSON `json:"streams"`
+	CallbackURL    string       `json:"callback_url"`
+	CallbackToken  string       `json:"callback_token"`
+}
+
 func webhookBody(s Subscription, wk *Wake, token string) []byte {
-	b, _ := json.Marshal(struct {
-		SubscriptionID string       `json:"subscription_id"`
-		WakeID         string       `json:"wake_id"`
-		Generation     uint64       `json:"generation"`
-		Streams        []streamJSON `json:"streams"`
-		CallbackURL    string       `json:"callback_url"`
-		CallbackToken  string       `json:"callback_token"`
-	}{s.Key.ID, wk.ID, wk.Generation, streamsJSON(wk.Snapshot), s.CallbackURL, token})
+	b, _ := json.Marshal(webhookPayload{s.Key.ID, wk.ID, wk.Generation, streamsJSON(wk.Snapshot), s.CallbackURL, token})
 	return b
 }

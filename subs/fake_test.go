@@ -2,6 +2,8 @@ package subs
 
 import (
 	"context"
+	"encoding/json"
+	"reflect"
 	"sort"
 	"sync"
 	"testing"
@@ -208,15 +210,15 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+func (c *fakeClock) At(t time.Time) <-chan time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ch := make(chan time.Time, 1)
-	if d <= 0 {
+	if !t.After(c.now) {
 		ch <- c.now
 		return ch
 	}
-	c.waiters = append(c.waiters, clockWaiter{c.now.Add(d), ch})
+	c.waiters = append(c.waiters, clockWaiter{t, ch})
 	return ch
 }
 
@@ -256,5 +258,27 @@ func never(t *testing.T, what string, d time.Duration, cond func() bool) {
 			t.Fatalf("unexpected: %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// The Store may persist State and Keys as JSON: they round-trip exactly.
+func TestStateAndKeysRoundTripAsJSON(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 123_000_000, time.UTC)
+	st := State{Generation: 4, Status: Failed, Retry: Retry{Count: 2, NextAttemptAt: at, LastError: "x"},
+		Wake: &Wake{ID: "w_1", Generation: 4, IssuedAt: at, Trigger: "a", Holder: "h", LeaseUntil: at,
+			Snapshot: []StreamInfo{{Path: "a", LinkType: LinkGlob, Acked: 1, Tail: 9}}}}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back State
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, st) {
+		t.Fatalf("state %s → %+v (%v)", b, back, err)
+	}
+	k := Keys{Signing: []SigningKey{{Seed: make([]byte, 32), Created: at}}, TokenKey: make([]byte, 32)}
+	b, _ = json.Marshal(k)
+	var kb Keys
+	if err := json.Unmarshal(b, &kb); err != nil || !reflect.DeepEqual(kb, k) {
+		t.Fatalf("keys %s → %+v (%v)", b, kb, err)
 	}
 }

@@ -2,13 +2,38 @@ package subs
 
 import "strings"
 
-// matchGlob reports whether a bucket-local stream path matches a subscription pattern:
-// "*" matches exactly one segment, "**" zero or more, any other segment literally, with
-// "%2A"/"%2a" in a pattern read as a literal "*" (PROTOCOL §6.2, as both references).
-// Leading and trailing '/' are ignored on both sides. The worker uses it only to route
-// StreamChanged; the Store's Links decides membership.
+// A compiled pattern: its segments, with the wildcards as sentinels that no path segment
+// can equal (paths hold no NUL) and "%2A"/"%2a" already read as a literal '*'.
+const (
+	anyOne  = "\x00*"
+	anyMany = "\x00**"
+)
+
+// compileGlob compiles a subscription pattern (PROTOCOL §6.2, the rules of
+// model.MatchGlob): "*" is exactly one segment, "**" zero or more, any other segment a
+// literal. Leading and trailing '/' are ignored. "" compiles to nil (no pattern).
+func compileGlob(pattern string) []string {
+	segs := splitPath(pattern)
+	for i, s := range segs {
+		switch s {
+		case "*":
+			segs[i] = anyOne
+		case "**":
+			segs[i] = anyMany
+		default:
+			segs[i] = starEscapes.Replace(s)
+		}
+	}
+	return segs
+}
+
+var starEscapes = strings.NewReplacer("%2A", "*", "%2a", "*")
+
+// matchGlob reports whether a bucket-local path matches pattern. The worker uses compiled
+// patterns only to route StreamChanged; the Store's Links decides membership.
 func matchGlob(pattern, path string) bool {
-	return matchSegs(splitPath(pattern), splitPath(path))
+	g := compileGlob(pattern)
+	return g != nil && matchSegs(g, splitPath(path))
 }
 
 func splitPath(p string) []string {
@@ -22,27 +47,23 @@ func splitPath(p string) []string {
 func matchSegs(pat, segs []string) bool {
 	for len(pat) > 0 {
 		switch pat[0] {
-		case "**":
+		case anyMany:
 			for i := 0; i <= len(segs); i++ {
 				if matchSegs(pat[1:], segs[i:]) {
 					return true
 				}
 			}
 			return false
-		case "*":
+		case anyOne:
 			if len(segs) == 0 {
 				return false
 			}
 		default:
-			if len(segs) == 0 || literalSeg(pat[0]) != segs[0] {
+			if len(segs) == 0 || pat[0] != segs[0] {
 				return false
 			}
 		}
 		pat, segs = pat[1:], segs[1:]
 	}
 	return len(segs) == 0
-}
-
-func literalSeg(s string) string {
-	return strings.NewReplacer("%2A", "*", "%2a", "*").Replace(s)
 }

@@ -75,20 +75,10 @@ func (h *harness) appendTo(bucket, path string, n int) model.Offset {
 	return t
 }
 
-// payload is a decoded webhook notification.
-type payload struct {
-	SubscriptionID string       `json:"subscription_id"`
-	WakeID         string       `json:"wake_id"`
-	Generation     uint64       `json:"generation"`
-	Streams        []streamJSON `json:"streams"`
-	CallbackURL    string       `json:"callback_url"`
-	CallbackToken  string       `json:"callback_token"`
-}
-
 type received struct {
 	header http.Header
 	body   []byte
-	p      payload
+	p      webhookPayload
 	at     time.Time // fake-clock time when it arrived
 }
 
@@ -121,7 +111,7 @@ func newReceiver(t *testing.T, clk *fakeClock, reply func(n int) (int, string)) 
 
 func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
-	var p payload
+	var p webhookPayload
 	_ = json.Unmarshal(body, &p)
 	r.mu.Lock()
 	r.reqs = append(r.reqs, received{header: req.Header.Clone(), body: body, p: p, at: r.clk.Now()})
@@ -170,4 +160,33 @@ func pullSub(id, pattern, wakeStream string, lease time.Duration) Subscription {
 		Key: Key{Bucket: "b", ID: id}, Incarnation: 43, Type: PullWake, Pattern: pattern,
 		WakeStream: wakeStream, LeaseTTL: lease,
 	}
+}
+
+// webhookSetup starts a worker (development exception on) with one webhook subscription
+// "s1" on pattern events/* whose receiver answers reply.
+func webhookSetup(t *testing.T, reply func(int) (int, string), lease time.Duration) (*harness, *receiver, Subscription) {
+	h := newHarness(t, Options{AllowLoopback: true})
+	r := newReceiver(t, h.clk, reply)
+	s := webhookSub("s1", "events/*", r.srv.URL, lease)
+	h.fs.put(s)
+	h.start()
+	return h, r, s
+}
+
+// firstWake appends n bytes to events/a and waits for the first POST.
+func (h *harness) firstWake(r *receiver, n int) (model.Offset, webhookPayload) {
+	tail := h.appendTo("b", "events/a", n)
+	eventually(h.t, "the wake", func() bool { return r.count() >= 1 })
+	return tail, r.get(0).p
+}
+
+// pullSetup starts a worker with one pull-wake subscription "p1" on events/* whose wake
+// stream wake/pool exists.
+func pullSetup(t *testing.T, lease time.Duration) (*harness, Subscription) {
+	h := newHarness(t, Options{})
+	h.fs.setTail("b", "wake/pool", 0)
+	s := pullSub("p1", "events/*", "wake/pool", lease)
+	h.fs.put(s)
+	h.start()
+	return h, s
 }

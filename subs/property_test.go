@@ -42,6 +42,7 @@ func runPullWakeOps(t *testing.T, seed uint64) {
 
 	check := func(op string) {
 		t.Helper()
+		events := decodeEvents(t, h.fs.wakeEvents("b", "wake/q")) // before the state: a wake may be issued meanwhile
 		st := h.fs.state(s.Key)
 		if st.Generation < lastGen {
 			t.Fatalf("%s: generation went back %d → %d", op, lastGen, st.Generation)
@@ -55,7 +56,7 @@ func runPullWakeOps(t *testing.T, seed uint64) {
 			lastCursor[p] = c
 		}
 		var prev uint64
-		for _, ev := range decodeEvents(t, h.fs.wakeEvents("b", "wake/q")) {
+		for _, ev := range events {
 			if ev.Generation <= prev || ev.Generation > st.Generation {
 				t.Fatalf("%s: event generation %d after %d (state %d)", op, ev.Generation, prev, st.Generation)
 			}

@@ -28,12 +28,8 @@ func decodeEvents(t *testing.T, raw [][]byte) []wakeEvent {
 }
 
 func TestPullWakeClaimAckRelease(t *testing.T) {
-	h := newHarness(t, Options{})
+	h, s := pullSetup(t, time.Second)
 	ctx := context.Background()
-	h.fs.setTail("b", "wake/pool", 0)
-	s := pullSub("p1", "events/*", "wake/pool", time.Second)
-	h.fs.put(s)
-	h.start()
 	if _, err := h.w.Claim(ctx, s.Key, "worker-1"); !errors.Is(err, ErrNoPendingWork) {
 		t.Fatalf("claim with nothing pending: %v", err)
 	}
@@ -105,17 +101,9 @@ func TestPullWakeClaimAckRelease(t *testing.T) {
 }
 
 func TestPullWakeLeaseHeartbeatAndExpiry(t *testing.T) {
-	h := newHarness(t, Options{})
+	h, s := pullSetup(t, time.Second)
 	ctx := context.Background()
-	h.fs.setTail("b", "wake/pool", 0)
-	s := pullSub("p1", "events/*", "wake/pool", time.Second)
-	h.fs.put(s)
-	h.start()
-	h.appendTo("b", "events/p", 8)
-	c, err := h.w.Claim(ctx, s.Key, "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := h.claimAfterAppend(s, "w1")
 	hb := AckRequest{WakeID: c.WakeID, Generation: c.Generation}
 	for range 3 { // each heartbeat gives a full lease again
 		h.clk.advance(800 * time.Millisecond)
@@ -150,8 +138,16 @@ func TestMissingWakeStreamFailsAndRetriesWithBackoff(t *testing.T) {
 	if st.Status != Failed || st.Wake != nil || st.Generation != 0 || !st.Retry.NextAttemptAt.Equal(h.clk.Now().Add(time.Second)) {
 		t.Fatalf("state %+v", st)
 	}
-	h.fs.setTail("b", "wake/none", 0) // the application creates it
-	h.clk.advance(999 * time.Millisecond)
+	if _, err := h.w.Claim(context.Background(), s.Key, "w1"); !errors.Is(err, ErrWakeStream) {
+		t.Fatalf("claim without a wake stream: %v", err)
+	}
+	if st := h.fs.state(s.Key); st.Wake != nil || st.Generation != 0 {
+		t.Fatalf("a wake was issued without its event: %+v", st)
+	}
+	h.clk.advance(2 * time.Second) // past the claim's own failure (count 2: 2 s)
+	eventually(t, "the scheduler's retry failing too", func() bool { return h.fs.state(s.Key).Retry.Count == 3 })
+	h.fs.setTail("b", "wake/none", 0)               // the application creates it
+	h.clk.advance(4*time.Second - time.Millisecond) // backoff after failure 3: 4 s
 	never(t, "an event before the backoff", 60*time.Millisecond, func() bool { return len(h.fs.wakeEvents("b", "wake/none")) > 0 })
 	h.clk.advance(time.Millisecond)
 	eventually(t, "the event after the backoff", func() bool { return len(h.fs.wakeEvents("b", "wake/none")) == 1 })
@@ -161,21 +157,24 @@ func TestMissingWakeStreamFailsAndRetriesWithBackoff(t *testing.T) {
 }
 
 func TestClaimLeaseRestartsInFullAfterRestart(t *testing.T) {
-	h := newHarness(t, Options{})
+	h, s := pullSetup(t, time.Second)
 	ctx := context.Background()
-	h.fs.setTail("b", "wake/pool", 0)
-	s := pullSub("p1", "events/*", "wake/pool", time.Second)
-	h.fs.put(s)
-	h.start()
-	h.appendTo("b", "events/p", 8)
-	c, err := h.w.Claim(ctx, s.Key, "w1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := h.claimAfterAppend(s, "w1")
 	h.clk.advance(900 * time.Millisecond)
 	h.restart()
 	h.clk.advance(900 * time.Millisecond) // 1.8 s after the claim, 0.9 s after the restart
 	if _, err := h.w.Ack(ctx, s.Key, c.Token, AckRequest{WakeID: c.WakeID, Generation: c.Generation, Done: true}); err != nil {
 		t.Fatalf("ack within the restarted lease: %v", err)
 	}
+}
+
+// claimAfterAppend appends to events/p and claims for worker.
+func (h *harness) claimAfterAppend(s Subscription, worker string) ClaimReply {
+	h.t.Helper()
+	h.appendTo("b", "events/p", 8)
+	c, err := h.w.Claim(context.Background(), s.Key, worker)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return c
 }

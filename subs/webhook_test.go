@@ -3,6 +3,7 @@ package subs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"testing"
 	"time"
@@ -65,11 +66,7 @@ func TestWebhookDoneAcksTheSnapshotAndRewakesForLaterData(t *testing.T) {
 // attemptsFollow drives a failing receiver through the backoff with the fake clock: each
 // attempt n+1 comes exactly Backoff(n) after attempt n (jitter fixed at 0), never earlier.
 func TestFailingReceiverSeesTheBackoff(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(500, "down"))
-	s := webhookSub("s1", "events/*", r.srv.URL, 10*time.Minute)
-	h.fs.put(s)
-	h.start()
+	h, r, s := webhookSetup(t, answer(500, "down"), 10*time.Minute)
 	h.appendTo("b", "events/a", 3)
 	eventually(t, "attempt 1", func() bool { return r.count() == 1 })
 	for n, d := range []time.Duration{1, 2, 4, 8, 16} {
@@ -93,11 +90,7 @@ func TestFailingReceiverSeesTheBackoff(t *testing.T) {
 }
 
 func TestLeaseExpiryNeverBypassesTheBackoff(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(503, ""))
-	s := webhookSub("s1", "events/*", r.srv.URL, time.Second)
-	h.fs.put(s)
-	h.start()
+	h, r, s := webhookSetup(t, answer(503, ""), time.Second)
 	h.appendTo("b", "events/a", 3)
 	eventually(t, "attempt 1", func() bool { return r.count() == 1 })
 	eventually(t, "failure 1", func() bool { return h.fs.state(s.Key).Retry.Count == 1 })
@@ -188,15 +181,9 @@ func TestHangingReceiverDelaysOnlyItsOwnSubscription(t *testing.T) {
 }
 
 func TestCallbackAcksAndFences(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(200, `{}`))
-	s := webhookSub("s1", "events/*", r.srv.URL, 30*time.Second)
-	h.fs.put(s)
-	h.start()
+	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
 	ctx := context.Background()
-	tail := h.appendTo("b", "events/a", 12)
-	eventually(t, "the wake", func() bool { return r.count() == 1 })
-	p := r.get(0).p
+	tail, p := h.firstWake(r, 12)
 	req := AckRequest{WakeID: p.WakeID, Generation: p.Generation, Acks: []AckMove{{"events/a", tail}}, Done: true}
 
 	checks := []struct {
@@ -247,14 +234,8 @@ func TestCallbackAcksAndFences(t *testing.T) {
 }
 
 func TestCallbackWithRemainingWorkWakesAgain(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(200, `{}`))
-	s := webhookSub("s1", "events/*", r.srv.URL, 30*time.Second)
-	h.fs.put(s)
-	h.start()
-	tail := h.appendTo("b", "events/a", 12)
-	eventually(t, "the wake", func() bool { return r.count() == 1 })
-	p := r.get(0).p
+	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
+	tail, p := h.firstWake(r, 12)
 	h.appendTo("b", "events/a", 1)
 	rep, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{"events/a", tail}}, Done: true})
 	if err != nil || !rep.NextWake {
@@ -267,14 +248,8 @@ func TestCallbackWithRemainingWorkWakesAgain(t *testing.T) {
 }
 
 func TestCallbackAfterDeleteMovesNothing(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(200, `{}`))
-	s := webhookSub("s1", "events/*", r.srv.URL, 30*time.Second)
-	h.fs.put(s)
-	h.start()
-	tail := h.appendTo("b", "events/a", 12)
-	eventually(t, "the wake", func() bool { return r.count() == 1 })
-	p := r.get(0).p
+	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
+	tail, p := h.firstWake(r, 12)
 	h.fs.remove(s.Key) // DELETE committed; SubscriptionChanged not even called yet
 	_, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{"events/a", tail}}, Done: true})
 	if !errors.Is(err, ErrNotFound) {
@@ -286,14 +261,8 @@ func TestCallbackAfterDeleteMovesNothing(t *testing.T) {
 }
 
 func TestTokensSurviveRestart(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(200, `{}`))
-	s := webhookSub("s1", "events/*", r.srv.URL, 30*time.Second)
-	h.fs.put(s)
-	h.start()
-	tail := h.appendTo("b", "events/a", 2)
-	eventually(t, "the wake", func() bool { return r.count() == 1 })
-	p := r.get(0).p
+	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
+	tail, p := h.firstWake(r, 2)
 	h.restart()
 	rep, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{"events/a", tail}}, Done: true})
 	if err != nil || rep.NextWake {
@@ -302,14 +271,8 @@ func TestTokensSurviveRestart(t *testing.T) {
 }
 
 func TestWebhookLeaseExpiryFencesAndRedelivers(t *testing.T) {
-	h := newHarness(t, Options{AllowLoopback: true})
-	r := newReceiver(t, h.clk, answer(200, `{}`))
-	s := webhookSub("s1", "events/*", r.srv.URL, time.Second)
-	h.fs.put(s)
-	h.start()
-	h.appendTo("b", "events/a", 2)
-	eventually(t, "the wake", func() bool { return r.count() == 1 })
-	p := r.get(0).p
+	h, r, s := webhookSetup(t, answer(200, `{}`), time.Second)
+	_, p := h.firstWake(r, 2)
 	h.clk.advance(time.Second)
 	eventually(t, "redelivery after the lease", func() bool { return r.count() == 2 })
 	if p2 := r.get(1).p; p2.Generation != 2 || p2.WakeID == p.WakeID {
@@ -317,5 +280,104 @@ func TestWebhookLeaseExpiryFencesAndRedelivers(t *testing.T) {
 	}
 	if _, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Done: true}); !errors.Is(err, ErrFenced) {
 		t.Fatalf("callback of the lapsed wake: %v", err)
+	}
+}
+
+func TestSubscriptionCreatedAfterStartAndExplicitLinks(t *testing.T) {
+	h := newHarness(t, Options{AllowLoopback: true})
+	r := newReceiver(t, h.clk, answer(200, `{"done":true}`))
+	h.start()
+	s := webhookSub("late", "", r.srv.URL, time.Minute)
+	s.Streams = []string{"manual/a"}
+	h.fs.put(s)
+	h.w.SubscriptionChanged(s.Key)
+	h.appendTo("b", "manual/b", 3) // not linked
+	never(t, "a wake for an unlinked stream", 50*time.Millisecond, func() bool { return r.count() > 0 })
+	tail := h.appendTo("b", "manual/a", 3)
+	eventually(t, "the explicit link's delivery", func() bool { return h.fs.cursor(s.Key, "manual/a") == tail })
+	if lt := r.get(0).p.Streams[0].LinkType; lt != LinkExplicit {
+		t.Fatalf("link type %q", lt)
+	}
+}
+
+func TestSnapshotIsCapped(t *testing.T) {
+	links := make([]Link, MaxSnapshot+5)
+	for i := range links {
+		links[i] = Link{Path: fmt.Sprintf("s/%05d", i), LinkType: LinkGlob, Tail: 1}
+	}
+	links[3].Tail = 0 // not pending
+	p := pending(links)
+	snap := snapshotOf(p)
+	if len(p) != MaxSnapshot+4 || len(snap) != MaxSnapshot || snap[3].Path != "s/00004" {
+		t.Fatalf("pending %d, snapshot %d, snap[3] %s", len(p), len(snap), snap[3].Path)
+	}
+}
+
+// Stop does not wait forever for a hanging receiver; the cancelled attempt records nothing,
+// and the next Start delivers the same wake again.
+func TestStopAbandonsHangingAttemptsAndRestartRedelivers(t *testing.T) {
+	h := newHarness(t, Options{AllowLoopback: true, Timeout: 30 * time.Second})
+	unblock := make(chan struct{})
+	defer close(unblock)
+	r := newReceiver(t, h.clk, answer(200, `{"done":true}`))
+	r.hold = func(n int) {
+		if n == 1 {
+			<-unblock
+		}
+	}
+	s := webhookSub("s1", "events/*", r.srv.URL, time.Minute)
+	h.fs.put(s)
+	h.start()
+	_, p := h.firstWake(r, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	if err := h.w.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Stop: %v", err)
+	}
+	if d := time.Since(began); d > 2*time.Second {
+		t.Fatalf("Stop took %v", d)
+	}
+	h.w = nil
+	if st := h.fs.state(s.Key); st.Retry.Count != 0 || st.Wake == nil || st.Wake.ID != p.WakeID {
+		t.Fatalf("state after an abandoned attempt: %+v", st)
+	}
+	h.start()
+	eventually(t, "the redelivery", func() bool { return r.count() == 2 })
+	if p2 := r.get(1).p; p2.WakeID != p.WakeID || p2.Generation != p.Generation {
+		t.Fatalf("redelivered %+v, want the wake %s", p2, p.WakeID)
+	}
+	eventually(t, "the ack", func() bool { return h.fs.state(s.Key).Wake == nil })
+}
+
+// A subscription deleted and re-created under the same id is a new incarnation; the old
+// wake's token is fenced and moves nothing, while generations continue.
+func TestRecreatedSubscriptionFencesOldTokens(t *testing.T) {
+	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
+	tail, p := h.firstWake(r, 5)
+	again := s
+	again.Incarnation = s.Incarnation + 1
+	again.State = State{Generation: h.fs.state(s.Key).Generation} // the engine continues the generation
+	h.fs.remove(s.Key)
+	h.fs.put(again)
+	h.w.SubscriptionChanged(s.Key)
+	eventually(t, "the new incarnation's wake", func() bool { return r.count() == 2 })
+	p2 := r.get(1).p
+	if p2.Generation != p.Generation+1 || p2.CallbackToken == p.CallbackToken {
+		t.Fatalf("new incarnation's wake %+v after %+v", p2, p)
+	}
+	req := AckRequest{WakeID: p.WakeID, Generation: p.Generation, Acks: []AckMove{{"events/a", tail}}, Done: true}
+	if _, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, req); !errors.Is(err, ErrFenced) {
+		t.Fatalf("old incarnation's callback: %v", err)
+	}
+	// The old token names the new wake's generation and id: still fenced, by incarnation.
+	forged := req
+	forged.WakeID, forged.Generation = p2.WakeID, p2.Generation
+	old := mintToken(h.w.tokenKey(), tokenClaims{Sub: tokenSubject(s.Key), Inc: s.Incarnation, Gen: p2.Generation, Wid: p2.WakeID, Kind: kindCallback, Exp: h.clk.Now().Add(time.Hour).Unix()})
+	if _, err := h.w.Callback(context.Background(), s.Key, old, forged); !errors.Is(err, ErrFenced) {
+		t.Fatalf("a token of the old incarnation: %v", err)
+	}
+	if h.fs.cursor(s.Key, "events/a") != 0 {
+		t.Fatal("a fenced callback moved a cursor")
 	}
 }

@@ -42,7 +42,7 @@ type Worker struct {
 	sign   signer
 
 	mu       sync.Mutex
-	subs     map[Key]*sub
+	subs     map[string]map[string]*sub // bucket → id → mirror
 	stopping bool
 
 	runCtx    context.Context // cancelled when Stop gives up waiting
@@ -61,6 +61,7 @@ type sub struct {
 	leaseUntil time.Time // the running lease in memory (heartbeats extend it); zero: none
 	inFlight   bool      // a webhook attempt is running
 	delivered  string    // wake id whose webhook got a 2xx: no further attempt for it
+	glob       []string  // compiled s.Pattern (set with s, under w.mu)
 }
 
 // New returns a worker for opts; Start begins delivery. Errors: a nil Store.
@@ -92,7 +93,7 @@ func New(opts Options) (*Worker, error) {
 		opts: opts, store: opts.Store, clock: opts.Clock, jitter: opts.Jitter, rnd: cryptoRand,
 		guard: g, client: newClient(g, opts.Timeout), sem: make(chan struct{}, opts.Concurrency),
 		log: slog.Default().With("component", "subs"), sched: newSchedule(),
-		subs: map[Key]*sub{}, runCtx: ctx, cancelRun: cancel, stepSem: make(chan struct{}, parallelSteps),
+		subs: map[string]map[string]*sub{}, runCtx: ctx, cancelRun: cancel, stepSem: make(chan struct{}, parallelSteps),
 	}, nil
 }
 
@@ -115,7 +116,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		if s.State.Wake != nil && !s.State.Wake.LeaseUntil.IsZero() {
 			m.leaseUntil = now.Add(s.LeaseTTL)
 		}
-		w.subs[s.Key] = m
+		w.put(m)
 		w.sched.at(s.Key, now)
 	}
 	w.loopDone = make(chan struct{})
@@ -166,17 +167,22 @@ func (w *Worker) StreamChanged(bucket, path string) {
 	now := w.clock.Now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for k, m := range w.subs {
-		if k.Bucket == bucket && routes(m, path) {
-			w.sched.at(k, now)
+	bs := w.subs[bucket]
+	if len(bs) == 0 {
+		return
+	}
+	segs := splitPath(path)
+	for _, m := range bs {
+		if routes(m, path, segs) {
+			w.sched.at(m.s.Key, now)
 		}
 	}
 }
 
-// routes reports whether path may be linked to m (its pattern matches or it is listed).
-// It reads the config without m.mu: config fields change only under w.mu (refresh).
-func routes(m *sub, path string) bool {
-	if m.s.Pattern != "" && matchGlob(m.s.Pattern, path) {
+// routes reports whether path (split into segs) may be linked to m: its pattern matches or
+// it is listed. It reads the config without m.mu: config fields change only under w.mu.
+func routes(m *sub, path string, segs []string) bool {
+	if m.glob != nil && matchSegs(m.glob, segs) {
 		return true
 	}
 	for _, p := range m.s.Streams {
@@ -216,7 +222,7 @@ func (w *Worker) loop() {
 		}
 		var timer <-chan time.Time
 		if !next.IsZero() {
-			timer = w.clock.After(next.Sub(w.clock.Now()))
+			timer = w.clock.At(next)
 		}
 		select {
 		case <-w.sched.kick:
@@ -231,12 +237,29 @@ func (w *Worker) loop() {
 func (w *Worker) mirror(k Key) *sub {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	m := w.subs[k]
+	m := w.subs[k.Bucket][k.ID]
 	if m == nil {
 		m = &sub{s: Subscription{Key: k}}
-		w.subs[k] = m
+		w.put(m)
 	}
 	return m
+}
+
+// put indexes m (w.mu held).
+func (w *Worker) put(m *sub) {
+	k := m.s.Key
+	m.glob = compileGlob(m.s.Pattern)
+	if w.subs[k.Bucket] == nil {
+		w.subs[k.Bucket] = map[string]*sub{}
+	}
+	w.subs[k.Bucket][k.ID] = m
+}
+
+// current reports whether m is the indexed mirror of its key.
+func (w *Worker) current(m *sub) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.subs[m.s.Key.Bucket][m.s.Key.ID] == m
 }
 
 // refresh reloads m's subscription from the Store (m.mu held). The Store is authoritative;
@@ -246,8 +269,12 @@ func (w *Worker) refresh(ctx context.Context, m *sub) error {
 	s, err := w.store.Subscription(ctx, m.s.Key)
 	if errors.Is(err, ErrNotFound) {
 		w.mu.Lock()
-		if w.subs[m.s.Key] == m {
-			delete(w.subs, m.s.Key)
+		k := m.s.Key
+		if w.subs[k.Bucket][k.ID] == m {
+			delete(w.subs[k.Bucket], k.ID)
+			if len(w.subs[k.Bucket]) == 0 {
+				delete(w.subs, k.Bucket)
+			}
 		}
 		w.mu.Unlock()
 		m.loaded = false
@@ -263,7 +290,7 @@ func (w *Worker) refresh(ctx context.Context, m *sub) error {
 		}
 	}
 	w.mu.Lock()
-	m.s = s
+	m.s, m.glob = s, compileGlob(s.Pattern)
 	w.mu.Unlock()
 	m.loaded = true
 	return nil
@@ -274,10 +301,7 @@ func (w *Worker) acquire(ctx context.Context, k Key) (*sub, error) {
 	for {
 		m := w.mirror(k)
 		m.mu.Lock()
-		w.mu.Lock()
-		current := w.subs[k] == m
-		w.mu.Unlock()
-		if !current { // dropped while we waited: take the new mirror
+		if !w.current(m) { // dropped while we waited: take the new mirror
 			m.mu.Unlock()
 			continue
 		}
