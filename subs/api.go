@@ -290,9 +290,9 @@ var (
 	ErrWrongType      = &model.Error{Code: "INVALID_REQUEST", Msg: "this action does not apply to the subscription's type"}
 	ErrTokenInvalid   = &model.Error{Code: "TOKEN_INVALID", Msg: "the bearer token is missing, malformed or not for this subscription"}
 	ErrTokenExpired   = &model.Error{Code: "TOKEN_EXPIRED", Msg: "the bearer token has expired"}
-	ErrFenced         = &model.Error{Code: "FENCED", Msg: "the wake_id, generation or token is not the subscription's current wake"}
-	ErrAlreadyClaimed = &model.Error{Code: "ALREADY_CLAIMED", Msg: "another worker holds the lease"}
-	ErrNoPendingWork  = &model.Error{Code: "NO_PENDING_WORK", Msg: "no linked stream has unacknowledged data"}
+	ErrFenced         = model.ErrSubFenced // the wake machine's (model/subscription_machine.go)
+	ErrAlreadyClaimed = model.ErrSubClaimed
+	ErrNoPendingWork  = model.ErrSubNoPendingWork
 	ErrAckOffset      = &model.Error{Code: "INVALID_OFFSET", Msg: "an ack names an unlinked stream, moves a cursor back, or passes the tail"}
 	ErrURLRejected    = &model.Error{Code: "WEBHOOK_URL_REJECTED", Msg: "webhook URL rejected"}
 	ErrBadWorker      = &model.Error{Code: "INVALID_REQUEST", Msg: "claim needs a non-empty worker name"}
