@@ -23,11 +23,62 @@ func CheckGlob(pattern string) error {
 	return nil
 }
 
-// MatchGlob reports whether a root-relative stream path matches pattern: "*" matches
-// exactly one segment, "**" zero or more, any other segment itself (with %2A read as '*').
-// Leading and trailing '/' are ignored on both sides. Pure; patterns need not be checked.
+// Glob is a compiled pattern: its segments, the wildcards as sentinels that no path
+// segment can equal (paths hold no NUL) and "%2A"/"%2a" already read as a literal '*'.
+type Glob []string
+
+const (
+	globOne  = "\x00*"
+	globMany = "\x00**"
+)
+
+// CompileGlob compiles a pattern: "*" is exactly one segment, "**" zero or more, any other
+// segment a literal; leading and trailing '/' are ignored; "" compiles to nil (no pattern).
+func CompileGlob(pattern string) Glob {
+	segs := SplitPath(pattern)
+	for i, s := range segs {
+		switch s {
+		case "*":
+			segs[i] = globOne
+		case "**":
+			segs[i] = globMany
+		default:
+			segs[i] = literalSeg(s)
+		}
+	}
+	return segs
+}
+
+// MatchGlob reports whether a root-relative stream path matches pattern (leading and
+// trailing '/' ignored on both sides). Pure; patterns need not be checked.
 func MatchGlob(pattern, path string) bool {
-	return matchSegs(splitSegs(pattern), splitSegs(path))
+	g := CompileGlob(pattern)
+	return g != nil && g.Match(SplitPath(path))
+}
+
+// Match reports whether the segments of a path (SplitPath) match g.
+func (g Glob) Match(segs []string) bool {
+	for len(g) > 0 {
+		switch g[0] {
+		case globMany:
+			for i := 0; i <= len(segs); i++ {
+				if g[1:].Match(segs[i:]) {
+					return true
+				}
+			}
+			return false
+		case globOne:
+			if len(segs) == 0 {
+				return false
+			}
+		default:
+			if len(segs) == 0 || g[0] != segs[0] {
+				return false
+			}
+		}
+		g, segs = g[1:], segs[1:]
+	}
+	return len(segs) == 0
 }
 
 // GlobLiteralPrefix is the part of a pattern before its first wildcard segment, with a
@@ -35,7 +86,7 @@ func MatchGlob(pattern, path string) bool {
 // scans).
 func GlobLiteralPrefix(pattern string) string {
 	var b strings.Builder
-	for _, seg := range splitSegs(pattern) {
+	for _, seg := range SplitPath(pattern) {
 		if seg == "*" || seg == "**" {
 			return b.String()
 		}
@@ -45,36 +96,13 @@ func GlobLiteralPrefix(pattern string) string {
 	return strings.TrimSuffix(b.String(), "/")
 }
 
-func splitSegs(p string) []string {
+// SplitPath splits a root-relative path into segments, ignoring leading and trailing '/'.
+func SplitPath(p string) []string {
 	p = strings.Trim(p, "/")
 	if p == "" {
 		return nil
 	}
 	return strings.Split(p, "/")
-}
-
-func matchSegs(pat, segs []string) bool {
-	for len(pat) > 0 {
-		switch pat[0] {
-		case "**":
-			for i := 0; i <= len(segs); i++ {
-				if matchSegs(pat[1:], segs[i:]) {
-					return true
-				}
-			}
-			return false
-		case "*":
-			if len(segs) == 0 {
-				return false
-			}
-		default:
-			if len(segs) == 0 || literalSeg(pat[0]) != segs[0] {
-				return false
-			}
-		}
-		pat, segs = pat[1:], segs[1:]
-	}
-	return len(segs) == 0
 }
 
 var starEscapes = strings.NewReplacer("%2A", "*", "%2a", "*")
