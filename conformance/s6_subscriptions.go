@@ -139,7 +139,17 @@ var _ = Section("6", "6-7 Subscriptions", Ext("subscriptions"), func() {
 
 	ConformanceIt(MUST, Reqs{"B-6-04", "B-6-09"}, "rejects unsafe webhook URLs with 400 WEBHOOK_URL_REJECTED", func(s *S) {
 		for _, u := range []string{"http://10.0.0.1/hook", "https://169.254.169.254/latest", "https://192.168.1.1/h",
-			"ftp://example.com/h", "https://user:pw@example.com/h"} {
+			"ftp://example.com/h"} {
+			r := s.sendJSON("PUT", s.subURL(s.newSubID()), map[string]any{"type": "webhook", "streams": []string{"a"},
+				"webhook": map[string]any{"url": u}})
+			Expect(r).To(HaveStatus(400), "webhook URL %s", u)
+			Expect(errCode(r)).To(Equal("WEBHOOK_URL_REJECTED"), "webhook URL %s", u)
+		}
+	})
+
+	ConformanceIt(MUST, Reqs{"B-6-04"}, "also rejects userinfo, CGNAT, IPv4-mapped private and numeric-host webhook URLs (D10)", Profile("dsd"), func(s *S) {
+		for _, u := range []string{"https://user:pw@example.com/h", "https://100.64.0.1/h",
+			"https://[::ffff:10.0.0.1]/h", "https://2130706433/h"} {
 			r := s.sendJSON("PUT", s.subURL(s.newSubID()), map[string]any{"type": "webhook", "streams": []string{"a"},
 				"webhook": map[string]any{"url": u}})
 			Expect(r).To(HaveStatus(400), "webhook URL %s", u)

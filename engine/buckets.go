@@ -141,7 +141,12 @@ func (e *Engine) DeleteBucket(id string) error {
 	}
 	b.exists = false
 	b.rec = bucketRecord{}
-	o := &op{write: func(tx *bolt.Tx) error { return tx.Bucket(bktBuckets).Delete([]byte(id)) }}
+	o := &op{write: func(tx *bolt.Tx) error {
+		if err := deleteBucketSubs(tx, id); err != nil { // its subscriptions go with it (D10)
+			return err
+		}
+		return tx.Bucket(bktBuckets).Delete([]byte(id))
+	}}
 	err = e.q.push(o)
 	b.lastLSN = o.lsn
 	e.mu.Unlock()

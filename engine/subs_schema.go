@@ -145,3 +145,17 @@ func streamNames(tx *bolt.Tx, bucket, prefix string) []string {
 	}
 	return out
 }
+
+// deleteBucketSubs removes every subscription record and link record of a bucket.
+func deleteBucketSubs(tx *bolt.Tx, bucket string) error {
+	p := []byte(bucket + "\x00")
+	for _, name := range [][]byte{bktSubs, bktLinks} {
+		c := tx.Bucket(name).Cursor()
+		for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Seek(p) {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

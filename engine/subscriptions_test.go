@@ -161,3 +161,26 @@ func TestSubscriptionKeysAndObserver(t *testing.T) {
 		t.Fatalf("observer got %q", v)
 	}
 }
+
+// Deleting a bucket removes its subscriptions in the same transaction (D10).
+func TestDeleteBucketRemovesSubscriptions(t *testing.T) {
+	te := newTestEngine(t)
+	if _, err := te.CreateBucket("gone"); err != nil {
+		t.Fatal(err)
+	}
+	k := subs.Key{Bucket: "gone", ID: "s"}
+	if _, _, err := te.PutSubscription(k, pullConfig(t, `{"type":"pull-wake","wake_stream":"w","streams":["a"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	keep := subs.Key{Bucket: "test", ID: "s"}
+	if _, _, err := te.PutSubscription(keep, pullConfig(t, `{"type":"pull-wake","wake_stream":"w","streams":["a"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := te.DeleteBucket("gone"); err != nil {
+		t.Fatal(err)
+	}
+	all, err := te.Subscriptions(context.Background())
+	if err != nil || len(all) != 1 || all[0].Key != keep {
+		t.Fatalf("after the bucket's deletion: %+v %v", all, err)
+	}
+}

@@ -45,7 +45,7 @@ endif
 
 ## conformance-node: the kit against the Node reference server (flat surface).
 conformance-node: build peers-install
-	tools/with-server.sh node $(DSCONFORM) $(CONF_FLAGS) --surface flat --report-dir $(CONF_REPORTS)/node
+	DS_WEBHOOKS=1 tools/with-server.sh node $(DSCONFORM) $(CONF_FLAGS) --surface flat --report-dir $(CONF_REPORTS)/node
 
 ## conformance-list: regenerate the golden spec inventory (checked by go test ./cmd/dsconform).
 conformance-list:
@@ -58,7 +58,7 @@ conformance-matrix: build peers-install
 	  --surface bucketed --report-dir $(CONF_REPORTS)/dsd-bucketed
 	-DSD_FLAGS="$(DSD_SUBS_FLAGS)" tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
 	  --surface flat --compat-bucket default --report-dir $(CONF_REPORTS)/dsd-flat
-	-tools/with-server.sh node $(DSCONFORM) --mode full --surface flat --report-dir $(CONF_REPORTS)/node
+	-DS_WEBHOOKS=1 tools/with-server.sh node $(DSCONFORM) --mode full --surface flat --report-dir $(CONF_REPORTS)/node
 	$(DSCONFORM) matrix --out CONFORMANCE.md \
 	  --run "dsd (bucketed)=$(CONF_REPORTS)/dsd-bucketed" \
 	  --run "dsd (flat)=$(CONF_REPORTS)/dsd-flat" \

@@ -13,11 +13,39 @@ import (
 )
 
 // extMutantExtensions are enabled for the extension mutants' runs.
-const extMutantExtensions = "snapshot,bootstrap,append-batch,attrs"
+const extMutantExtensions = "snapshot,bootstrap,append-batch,attrs,subscriptions"
 
 // extMutants each break one requirement of the snapshot, bootstrap, append-batch or
-// attributes extension (extension §2-§5) of the real server behind the proxy.
+// attributes extension (extension §2-§5), or of subscriptions (base §6-§7), of the real
+// server behind the proxy.
 var extMutants = []mutant{
+	{name: "stale acks and releases are accepted", breaks: "B-7-06", filter: "B-7-06", m: mutation{
+		response: func(p *proxy, x *exchange) {
+			if x.status != http.StatusConflict || !strings.Contains(string(x.respBody), `"FENCED"`) {
+				return
+			}
+			switch {
+			case strings.HasSuffix(x.in.URL.Path, "/ack"):
+				x.status, x.respBody = http.StatusOK, []byte(`{"ok":true,"next_wake":false}`)
+			case strings.HasSuffix(x.in.URL.Path, "/release"):
+				x.status, x.respBody = http.StatusNoContent, nil
+			}
+		},
+	}},
+	{name: "a second claim takes the lease too", breaks: "B-7-05", filter: "B-7-05", m: mutation{
+		response: func(p *proxy, x *exchange) {
+			if strings.HasSuffix(x.in.URL.Path, "/claim") && strings.Contains(string(x.respBody), `"ALREADY_CLAIMED"`) {
+				x.status, x.respBody = http.StatusOK, []byte(`{"wake_id":"w_0","generation":1,"token":"t","streams":[]}`)
+			}
+		},
+	}},
+	{name: "kids are not derived from the key", breaks: "B-6-08", filter: "B-6-08", m: mutation{
+		response: func(p *proxy, x *exchange) {
+			if strings.HasSuffix(x.in.URL.Path, "/jwks.json") {
+				x.respBody = []byte(strings.ReplaceAll(string(x.respBody), `"kid":"ds_`, `"kid":"ds_0`))
+			}
+		},
+	}},
 	{name: "bootstrap without its first part", breaks: "X-3.2-05", filter: "X-3.2-05", m: mutation{
 		response: func(p *proxy, x *exchange) {
 			if x.in.Method != http.MethodGet || x.status != http.StatusOK || !strings.HasSuffix(x.in.URL.Path, "/bootstrap") {
