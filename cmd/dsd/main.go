@@ -19,6 +19,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -81,6 +82,9 @@ func main() {
 func run(o options) error {
 	tokens, err := readTokens(o.authFile)
 	if err != nil {
+		return err
+	}
+	if err := checkPublicURL(o.publicURL); err != nil {
 		return err
 	}
 	if o.cpuProfile != "" {
@@ -151,6 +155,19 @@ func run(o options) error {
 		return err
 	}
 	log.Printf("dsd: stopped")
+	return nil
+}
+
+// checkPublicURL accepts "" or an http(s) origin without path, query or userinfo.
+func checkPublicURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("--public-url %q: want an origin such as https://streams.example.com", raw)
+	}
 	return nil
 }
 

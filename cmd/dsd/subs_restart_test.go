@@ -192,3 +192,17 @@ func TestPullWakeTokenSurvivesRestart(t *testing.T) {
 		t.Fatalf("wake stream: %s", events)
 	}
 }
+
+// --public-url takes an origin only.
+func TestCheckPublicURL(t *testing.T) {
+	for _, ok := range []string{"", "https://streams.example.com", "http://127.0.0.1:8080/"} {
+		if err := checkPublicURL(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"streams.example.com", "ftp://x", "https://x/base", "https://u@x", "https://x/?q"} {
+		if checkPublicURL(bad) == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
