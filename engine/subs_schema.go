@@ -14,6 +14,16 @@ import (
 // sign_keys). One small function per bbolt access, so that moving them behind a storage
 // interface is mechanical.
 
+// subsRead runs fn in a read transaction of committed state; subsWrite commits write as
+// one op on the commit queue and waits until it is durable. Every subscription read and
+// write goes through these two (and appendWakeEvent's append), so that moving them behind
+// a storage interface touches this file only.
+func (e *Engine) subsRead(fn func(tx *bolt.Tx) error) error { return e.db.View(fn) }
+
+func (e *Engine) subsWrite(write func(tx *bolt.Tx) error) error {
+	return e.submit(&op{write: write})
+}
+
 // subRecord is one subscription, live or tombstoned (base protocol §6.2-§6.3, D10).
 type subRecord struct {
 	Config      model.SubscriptionConfig `json:"config"`

@@ -85,7 +85,7 @@ func (e *Engine) PutSubscription(key subs.Key, c SubscriptionCreate) (Subscripti
 		rec.State.Generation = prev.State.Generation
 	}
 	links := e.initialLinks(key.Bucket, c.Config)
-	err = e.submit(&op{write: func(tx *bolt.Tx) error {
+	err = e.subsWrite(func(tx *bolt.Tx) error {
 		if err := deleteLinks(tx, key); err != nil {
 			return err
 		}
@@ -95,7 +95,7 @@ func (e *Engine) PutSubscription(key subs.Key, c SubscriptionCreate) (Subscripti
 			}
 		}
 		return putSub(tx, key, rec)
-	}})
+	})
 	if err != nil {
 		return SubscriptionDoc{}, false, err
 	}
@@ -162,12 +162,12 @@ func (e *Engine) DeleteSubscription(key subs.Key) error {
 	}
 	rec.DeletedMs = e.now().UnixMilli()
 	rec.State.Wake = nil
-	return e.submit(&op{write: func(tx *bolt.Tx) error {
+	return e.subsWrite(func(tx *bolt.Tx) error {
 		if err := deleteLinks(tx, key); err != nil {
 			return err
 		}
 		return putSub(tx, key, rec)
-	}})
+	})
 }
 
 // AddSubscriptionStreams links paths explicitly (base protocol §6.4): a new link starts at
@@ -199,14 +199,14 @@ func (e *Engine) AddSubscriptionStreams(key subs.Key, paths []string) error {
 	if len(changed) == 0 {
 		return nil
 	}
-	return e.submit(&op{write: func(tx *bolt.Tx) error {
+	return e.subsWrite(func(tx *bolt.Tx) error {
 		for p, l := range changed {
 			if err := putLink(tx, key, p, l); err != nil {
 				return err
 			}
 		}
 		return nil
-	}})
+	})
 }
 
 // RemoveSubscriptionStream removes an explicit link (base protocol §6.4); a glob link to
@@ -224,20 +224,20 @@ func (e *Engine) RemoveSubscriptionStream(key subs.Key, path string) error {
 		return nil
 	}
 	keepGlob := rec.Config.Pattern != "" && model.MatchGlob(rec.Config.Pattern, path)
-	return e.submit(&op{write: func(tx *bolt.Tx) error {
+	return e.subsWrite(func(tx *bolt.Tx) error {
 		if keepGlob {
 			l.Explicit = false
 			return putLink(tx, key, path, l)
 		}
 		return deleteLink(tx, key, path)
-	}})
+	})
 }
 
 // liveSub reads a live subscription and its link records. Errors: subs.ErrNotFound.
 func (e *Engine) liveSub(key subs.Key) (*subRecord, map[string]linkRecord, error) {
 	var rec *subRecord
 	var links map[string]linkRecord
-	err := e.db.View(func(tx *bolt.Tx) error {
+	err := e.subsRead(func(tx *bolt.Tx) error {
 		var err error
 		if rec, err = getSub(tx, key); err != nil || !rec.live() {
 			return err
@@ -254,7 +254,7 @@ func (e *Engine) liveSub(key subs.Key) (*subRecord, map[string]linkRecord, error
 // subRecord reads a subscription record, live or not (nil when absent).
 func (e *Engine) subRecord(key subs.Key) (*subRecord, error) {
 	var rec *subRecord
-	err := e.db.View(func(tx *bolt.Tx) error {
+	err := e.subsRead(func(tx *bolt.Tx) error {
 		var err error
 		rec, err = getSub(tx, key)
 		return err
@@ -288,7 +288,7 @@ func (e *Engine) streamPos(bucket, path string) (streamPosition, bool) {
 // matchingStreams lists the bucket's stream names that match pattern.
 func (e *Engine) matchingStreams(bucket, pattern string) []string {
 	var names []string
-	_ = e.db.View(func(tx *bolt.Tx) error {
+	_ = e.subsRead(func(tx *bolt.Tx) error {
 		names = streamNames(tx, bucket, model.GlobLiteralPrefix(pattern))
 		return nil
 	})
@@ -316,7 +316,7 @@ func randomIncarnation() uint64 {
 // Subscriptions lists every live subscription (subs.Store).
 func (e *Engine) Subscriptions(ctx context.Context) ([]subs.Subscription, error) {
 	var out []subs.Subscription
-	err := e.db.View(func(tx *bolt.Tx) error {
+	err := e.subsRead(func(tx *bolt.Tx) error {
 		return forEachSub(tx, func(k subs.Key, r *subRecord) error {
 			if !r.live() {
 				return nil
@@ -435,7 +435,7 @@ func (e *Engine) Commit(ctx context.Context, c subs.Change) error {
 		return putSub(tx, c.Key, rec)
 	}
 	if c.Event == nil {
-		return e.submit(&op{write: write})
+		return e.subsWrite(write)
 	}
 	return e.appendWakeEvent(model.StreamKey{Bucket: c.Key.Bucket, Stream: c.Event.Stream}, c.Event.Body, write)
 }
@@ -471,7 +471,7 @@ func (e *Engine) appendWakeEvent(key model.StreamKey, body []byte, also func(tx 
 // LoadKeys returns the stored signing and token keys (subs.KeyStore).
 func (e *Engine) LoadKeys(ctx context.Context) (subs.Keys, error) {
 	var k subs.Keys
-	err := e.db.View(func(tx *bolt.Tx) error {
+	err := e.subsRead(func(tx *bolt.Tx) error {
 		var err error
 		k, err = getSignKeys(tx)
 		return err
@@ -481,5 +481,5 @@ func (e *Engine) LoadKeys(ctx context.Context) (subs.Keys, error) {
 
 // SaveKeys replaces the stored keys durably (subs.KeyStore).
 func (e *Engine) SaveKeys(ctx context.Context, k subs.Keys) error {
-	return e.submit(&op{write: func(tx *bolt.Tx) error { return putSignKeys(tx, k) }})
+	return e.subsWrite(func(tx *bolt.Tx) error { return putSignKeys(tx, k) })
 }
