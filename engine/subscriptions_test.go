@@ -184,3 +184,36 @@ func TestDeleteBucketRemovesSubscriptions(t *testing.T) {
 		t.Fatalf("after the bucket's deletion: %+v %v", all, err)
 	}
 }
+
+// A failed commit moves nothing: neither the wake state nor the cursor nor the wake event
+// (they are one transaction), and the caller gets ErrStorageFailed. Spec: D4, D10.
+func TestSubscriptionCommitFailureMovesNothing(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("wake/pool", "application/json", "[]")
+	te.mustCreate("jobs/a", "text/plain", "abc")
+	k := subs.Key{Bucket: "test", ID: "f"}
+	if _, _, err := te.PutSubscription(k, pullConfig(t, `{"type":"pull-wake","wake_stream":"wake/pool","streams":["jobs/a"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	te.mustAppend("jobs/a", "text/plain", "de")
+	s, _ := te.Subscription(context.Background(), k)
+	st := s.State
+	st.Generation = 1
+	hook := func() error { return errors.New("disk on fire") }
+	te.commitHook.Store(&hook)
+	err := te.Commit(context.Background(), subs.Change{Key: k, Incarnation: s.Incarnation, State: st,
+		Acks:  []subs.AckMove{{Path: "jobs/a", Offset: 5}},
+		Event: &subs.WakeEvent{Stream: "wake/pool", Body: []byte(`{"type":"wake"}`)}})
+	if !errors.Is(err, model.ErrStorageFailed) {
+		t.Fatalf("commit during a storage failure: %v", err)
+	}
+	te.commitHook.Store(nil)
+	te.reopen()
+	s2, _ := te.Subscription(context.Background(), k)
+	if s2.State.Generation != 0 || linkOf(t, te, k, "jobs/a").Acked != 3 {
+		t.Fatalf("a failed commit left state %+v, link %+v", s2.State, linkOf(t, te, k, "jobs/a"))
+	}
+	if got := string(te.readAll("wake/pool").Data); strings.Contains(got, "wake") {
+		t.Fatalf("a failed commit left a wake event: %q", got)
+	}
+}
