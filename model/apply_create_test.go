@@ -123,14 +123,12 @@ func TestCreateJSONBodyIsFlattened(t *testing.T) {
 	}
 }
 
-// Bad bucket or stream ids are 400 before anything else; the model accepts a name valid
-// on either surface (an extension id or a flat name, D1 amended), each surface's parser
-// applying its own rule first. Spec: X-1.1-01, X-1.1-05, X-1.1-06, X-1.1-07.
+// Bad bucket or stream ids are 400 before anything else. Spec: X-1.1-01, X-1.1-05,
+// X-1.1-06, X-1.1-07.
 func TestCreateRejectsBadIDs(t *testing.T) {
 	m := newMachine(t)
-	for _, key := range []StreamKey{{"TEST", "s"}, {"abc", "s"}, {"test", ""}, {"test", "a//b"},
-		{"test", "a/../b"}, {"test", "./a"}, {"test", "a/"}, {"test", "streams"}, {"test", "__ds/x"},
-		{"test", "a\x00b"}, {"test", strings.Repeat("a", 1025)}} {
+	for _, key := range []StreamKey{{"TEST", "s"}, {"abc", "s"}, {"test", ""}, {"test", "a/b"},
+		{"test", "a..b"}, {"test", "streams"}, {"test", strings.Repeat("a", 118)}} {
 		c := create("text/plain", "")
 		c.Stream = key
 		m.want(c, StatusBadRequest)

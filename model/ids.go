@@ -61,16 +61,6 @@ func CheckFlatName(name string) error {
 	return nil
 }
 
-// CheckStreamName accepts a stream id of either surface: an extension §1.1 id, or a flat
-// name (D1 amended; the surface's own parser has already applied its rule). Errors:
-// ErrBadStreamID.
-func CheckStreamName(bucket, stream string) error {
-	if CheckStreamID(bucket, stream) == nil || CheckFlatName(stream) == nil {
-		return nil
-	}
-	return ErrBadStreamID
-}
-
 // StreamKey names a stream: its bucket and its bucket-local id.
 type StreamKey struct {
 	Bucket string
