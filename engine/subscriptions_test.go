@@ -217,3 +217,35 @@ func TestSubscriptionCommitFailureMovesNothing(t *testing.T) {
 		t.Fatalf("a failed commit left a wake event: %q", got)
 	}
 }
+
+// Derived links: a fork that starts matching counts from its fork point (inherited data
+// is not new to it); a deleted and re-created stream starts afresh, its old cursor
+// ignored. Spec: B-6-05 (base protocol §6.2), A-28, D10.
+func TestSubscriptionLinksAcrossForksAndRecreation(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("wake/pool", "application/json", "[]")
+	te.mustCreate("src", "text/plain", "abcd")
+	k := subs.Key{Bucket: "test", ID: "g"}
+	if _, _, err := te.PutSubscription(k, pullConfig(t, `{"type":"pull-wake","wake_stream":"wake/pool","pattern":"e/*"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Create(key("e/fork"), forkReq("src", nil, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if l := linkOf(t, te, k, "e/fork"); l.Acked != 4 || l.Tail != 4 {
+		t.Fatalf("a fork's link starts at its fork point: %+v", l)
+	}
+	te.mustCreate("e/x", "text/plain", "12345")
+	s, _ := te.Subscription(context.Background(), k)
+	if err := te.Commit(context.Background(), subs.Change{Key: k, Incarnation: s.Incarnation, State: s.State,
+		Acks: []subs.AckMove{{Path: "e/x", Offset: 5}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := te.Delete(key("e/x")); err != nil {
+		t.Fatal(err)
+	}
+	te.mustCreate("e/x", "text/plain", "12")
+	if l := linkOf(t, te, k, "e/x"); l.Acked != 0 || l.Tail != 2 {
+		t.Fatalf("a re-created stream starts afresh: %+v", l)
+	}
+}
