@@ -146,16 +146,29 @@ func (h *Handler) reserved(w http.ResponseWriter, r *http.Request, t target) err
 type subHandlerFunc func(w http.ResponseWriter, r *http.Request, t target, sr subRoute) error
 
 func (h *Handler) subHandler(action, method string) subHandlerFunc {
-	type am struct{ a, m string }
-	fns := map[am]subHandlerFunc{
-		{"jwks", http.MethodGet}: h.jwks, {"jwks", http.MethodHead}: h.jwks,
-		{"subscription", http.MethodPut}: h.putSubscription, {"subscription", http.MethodGet}: h.getSubscription,
-		{"subscription", http.MethodDelete}: h.deleteSubscription,
-		{"streams", http.MethodPost}:        h.addSubStreams, {"stream", http.MethodDelete}: h.removeSubStream,
-		{"callback", http.MethodPost}: h.subCallback, {"claim", http.MethodPost}: h.subClaim,
-		{"ack", http.MethodPost}: h.subAck, {"release", http.MethodPost}: h.subRelease,
+	switch action + " " + method {
+	case "jwks GET", "jwks HEAD":
+		return h.jwks
+	case "subscription PUT":
+		return h.putSubscription
+	case "subscription GET":
+		return h.getSubscription
+	case "subscription DELETE":
+		return h.deleteSubscription
+	case "streams POST":
+		return h.addSubStreams
+	case "stream DELETE":
+		return h.removeSubStream
+	case "callback POST":
+		return h.subCallback
+	case "claim POST":
+		return h.subClaim
+	case "ack POST":
+		return h.subAck
+	case "release POST":
+		return h.subRelease
 	}
-	return fns[am{action, method}]
+	return nil
 }
 
 // jwks serves the public signing keys (base protocol §6.5, B-6-08).
