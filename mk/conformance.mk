@@ -3,7 +3,9 @@
 #   make conformance                  dsd, fresh, both surfaces, mode full, with dsd's extensions;
 #                                     then the mutants test (the kit must fail broken servers)
 #   make conformance BASE_URL=URL [SURFACE=flat|bucketed] [MODE=...] [LABEL_FILTER=...]
-#                                     any running server
+#                    [COMPAT_BUCKET=default]
+#                                     any running server (COMPAT_BUCKET: dsd's flat surface,
+#                                     whose extension sub-resources live in that bucket)
 #   make conformance-node             the Node reference server (flat surface)
 #   make conformance-list             regenerate conformance/testdata/specs.txt
 #   make conformance-matrix           dsd (both surfaces) + Node, then CONFORMANCE.md's table
@@ -40,6 +42,7 @@ ifeq ($(BASE_URL),)
 	exit $$rc
 else
 	$(DSCONFORM) $(CONF_FLAGS) --base-url $(BASE_URL) --surface $(SURFACE) --extensions $(EXTENSIONS) \
+	  $(if $(COMPAT_BUCKET),--compat-bucket $(COMPAT_BUCKET)) \
 	  --report-dir $(CONF_REPORTS)/custom
 endif
 
