@@ -38,6 +38,11 @@ var _ = Section("6.1", "6.1 Stream paths", func() {
 		Expect(s.Do("POST", u, CT(ctText), Text("y"))).To(HaveStatus(204))
 		Expect(s.Do("GET", u, Q("offset", offsetStart))).To(HaveBody("xy"))
 		Expect(s.Do("HEAD", s.rt.cfg.BaseURL+s.rt.cfg.StreamPath+url.PathEscape(dir)+"/sub")).To(HaveStatus(404), "a prefix of a name is another stream")
+		if cb := s.rt.cfg.CompatBucket; cb != "" {
+			l := s.Do("GET", s.rt.cfg.BaseURL+"/"+url.PathEscape(cb)+"/streams", Q("prefix", dir+"/"))
+			Expect(l).To(HaveStatus(200))
+			Expect(l.Text()).To(ContainSubstring(`"stream_id":"`+dir+`/sub/leaf"`), "slash names are listed in the compat bucket")
+		}
 		for _, bad := range []string{"/a//b", "/a/./b", "/a/%2E%2E/b", "%2Fb", "/"} {
 			r := s.Do("PUT", s.rt.cfg.BaseURL+s.rt.cfg.StreamPath+url.PathEscape(s.Name("bad"))+bad, CT(ctText))
 			Expect(r).To(HaveStatus(400), "name with %q", bad)
