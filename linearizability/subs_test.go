@@ -127,7 +127,7 @@ func recordSubs(t *testing.T, base string, workers, ops int, seed uint64) []porc
 // §7.2-§7.3), D10.
 func TestSubscriptionLeaseLinearizable(t *testing.T) {
 	base := subsServer(t)
-	hist := recordSubs(t, base, 3, 60, 1)
+	hist := recordSubs(t, base, 4, 150, 1)
 	if res := porcupine.CheckOperationsTimeout(SubModel, hist, 30*time.Second); res != porcupine.Ok {
 		t.Fatalf("subscription history of %d operations is not linearizable (%v)", len(hist), res)
 	}
