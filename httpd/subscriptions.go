@@ -298,6 +298,7 @@ func (h *Handler) removeSubStream(w http.ResponseWriter, r *http.Request, t targ
 	return noContent(w)
 }
 
+// noContent answers 204 with Cache-Control: no-store.
 func noContent(w http.ResponseWriter) error {
 	w.Header().Set("Cache-Control", ccNoStore)
 	w.WriteHeader(http.StatusNoContent)
