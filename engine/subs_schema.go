@@ -1,28 +1,17 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
+	"strings"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 	"github.com/dsd-project/dsd/subs"
 )
 
-// The persisted kinds of subscriptions (schema.go: buckets subs and links, system
-// sign_keys). One small function per bbolt access, so that moving them behind a storage
-// interface is mechanical.
-
-// subsRead runs fn in a read transaction of committed state; subsWrite commits write as
-// one op on the commit queue and waits until it is durable. Every subscription read and
-// write goes through these two (and appendWakeEvent's append), so that moving them behind
-// a storage interface touches this file only.
-func (e *Engine) subsRead(fn func(tx *bolt.Tx) error) error { return e.db.View(fn) }
-
-func (e *Engine) subsWrite(write func(tx *bolt.Tx) error) error {
-	return e.submit(&op{write: write})
-}
+// The persisted kinds of subscriptions: records in the storage backend's subscription key
+// spaces (storage.SpaceSubs, SpaceLinks, SpaceKeys), written as Change.Subs in the
+// transaction of the change they belong to, read through Backend.KV and KVScan.
 
 // subRecord is one subscription, live or tombstoned (base protocol §6.2-§6.3, D10).
 type subRecord struct {
@@ -47,125 +36,118 @@ type linkRecord struct {
 	Acked    uint64 `json:"acked"`
 }
 
+var keySignKeys = []byte("sign_keys")
+
 func subKey(k subs.Key) []byte { return []byte(k.Bucket + "\x00" + k.ID) }
 
 func linkPrefix(k subs.Key) []byte { return []byte(k.Bucket + "\x00" + k.ID + "\x00") }
 
 func linkKey(k subs.Key, path string) []byte { return append(linkPrefix(k), path...) }
 
+// subsWrite commits puts as one op on the commit queue and waits until they are durable.
+func (e *Engine) subsWrite(puts ...storage.KVPut) error {
+	return e.submit(&op{ch: storage.Change{Subs: puts}})
+}
+
 // getSub reads a subscription record (nil when absent).
-func getSub(tx *bolt.Tx, k subs.Key) (*subRecord, error) {
-	v := tx.Bucket(bktSubs).Get(subKey(k))
-	if v == nil {
-		return nil, nil
+func (e *Engine) getSub(k subs.Key) (*subRecord, error) {
+	v, err := e.st.KV(storage.SpaceSubs, subKey(k))
+	if err != nil || v == nil {
+		return nil, err
 	}
 	var r subRecord
 	return &r, json.Unmarshal(v, &r)
 }
 
 // putSub writes a subscription record.
-func putSub(tx *bolt.Tx, k subs.Key, r *subRecord) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	return tx.Bucket(bktSubs).Put(subKey(k), b)
+func putSub(k subs.Key, r *subRecord) storage.KVPut {
+	b, _ := json.Marshal(r)
+	return storage.KVPut{Space: storage.SpaceSubs, Key: subKey(k), Value: b}
 }
 
 // forEachSub visits every subscription record.
-func forEachSub(tx *bolt.Tx, fn func(k subs.Key, r *subRecord) error) error {
-	return tx.Bucket(bktSubs).ForEach(func(key, v []byte) error {
-		bucket, id, _ := bytes.Cut(key, []byte{0})
+func (e *Engine) forEachSub(fn func(k subs.Key, r *subRecord) error) error {
+	var ferr error
+	err := e.st.KVScan(storage.SpaceSubs, nil, func(key, v []byte) bool {
+		bucket, id, _ := strings.Cut(string(key), "\x00")
 		var r subRecord
-		if err := json.Unmarshal(v, &r); err != nil {
-			return err
+		if ferr = json.Unmarshal(v, &r); ferr != nil {
+			return false
 		}
-		return fn(subs.Key{Bucket: string(bucket), ID: string(id)}, &r)
+		ferr = fn(subs.Key{Bucket: bucket, ID: id}, &r)
+		return ferr == nil
 	})
-}
-
-// getLinks reads every link record of a subscription, by path.
-func getLinks(tx *bolt.Tx, k subs.Key) (map[string]linkRecord, error) {
-	out := map[string]linkRecord{}
-	p := linkPrefix(k)
-	c := tx.Bucket(bktLinks).Cursor()
-	for key, v := c.Seek(p); key != nil && bytes.HasPrefix(key, p); key, v = c.Next() {
-		var l linkRecord
-		if err := json.Unmarshal(v, &l); err != nil {
-			return nil, err
-		}
-		out[string(key[len(p):])] = l
-	}
-	return out, nil
-}
-
-// putLink writes one link record.
-func putLink(tx *bolt.Tx, k subs.Key, path string, l linkRecord) error {
-	b, err := json.Marshal(l)
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(bktLinks).Put(linkKey(k, path), b)
+	return ferr
+}
+
+// getLinks reads every link record of a subscription, by path.
+func (e *Engine) getLinks(k subs.Key) (map[string]linkRecord, error) {
+	out := map[string]linkRecord{}
+	p := linkPrefix(k)
+	var jerr error
+	err := e.st.KVScan(storage.SpaceLinks, p, func(key, v []byte) bool {
+		var l linkRecord
+		if jerr = json.Unmarshal(v, &l); jerr != nil {
+			return false
+		}
+		out[string(key[len(p):])] = l
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, jerr
+}
+
+// putLink writes one link record.
+func putLink(k subs.Key, path string, l linkRecord) storage.KVPut {
+	b, _ := json.Marshal(l)
+	return storage.KVPut{Space: storage.SpaceLinks, Key: linkKey(k, path), Value: b}
 }
 
 // deleteLink removes one link record.
-func deleteLink(tx *bolt.Tx, k subs.Key, path string) error {
-	return tx.Bucket(bktLinks).Delete(linkKey(k, path))
+func deleteLink(k subs.Key, path string) storage.KVPut {
+	return storage.KVPut{Space: storage.SpaceLinks, Key: linkKey(k, path)}
 }
 
 // deleteLinks removes every link record of a subscription.
-func deleteLinks(tx *bolt.Tx, k subs.Key) error {
-	p := linkPrefix(k)
-	c := tx.Bucket(bktLinks).Cursor()
-	for key, _ := c.Seek(p); key != nil && bytes.HasPrefix(key, p); key, _ = c.Seek(p) {
-		if err := c.Delete(); err != nil {
-			return err
-		}
-	}
-	return nil
+func deleteLinks(k subs.Key) storage.KVPut {
+	return storage.KVPut{Space: storage.SpaceLinks, Key: linkPrefix(k), Prefix: true}
+}
+
+// deleteBucketSubs removes every subscription record and link record of a bucket.
+func deleteBucketSubs(bucket string) []storage.KVPut {
+	p := []byte(bucket + "\x00")
+	return []storage.KVPut{{Space: storage.SpaceSubs, Key: p, Prefix: true},
+		{Space: storage.SpaceLinks, Key: p, Prefix: true}}
 }
 
 // getSignKeys reads the signing and token keys (zero Keys when none were saved).
-func getSignKeys(tx *bolt.Tx) (subs.Keys, error) {
+func (e *Engine) getSignKeys() (subs.Keys, error) {
 	var k subs.Keys
-	v := tx.Bucket(bktSystem).Get(keySignKeys)
-	if v == nil {
-		return k, nil
+	v, err := e.st.KV(storage.SpaceKeys, keySignKeys)
+	if err != nil || v == nil {
+		return k, err
 	}
 	return k, json.Unmarshal(v, &k)
 }
 
 // putSignKeys writes the signing and token keys.
-func putSignKeys(tx *bolt.Tx, k subs.Keys) error {
-	b, err := json.Marshal(k)
-	if err != nil {
-		return err
-	}
-	return tx.Bucket(bktSystem).Put(keySignKeys, b)
+func putSignKeys(k subs.Keys) storage.KVPut {
+	b, _ := json.Marshal(k)
+	return storage.KVPut{Space: storage.SpaceKeys, Key: keySignKeys, Value: b}
 }
 
 // streamNames lists the bucket-local names of a bucket's bound streams starting with
 // prefix.
-func streamNames(tx *bolt.Tx, bucket, prefix string) []string {
+func (e *Engine) streamNames(bucket, prefix string) ([]string, error) {
 	var out []string
-	p := []byte(bucket + "/" + prefix)
-	c := tx.Bucket(bktNames).Cursor()
-	for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Next() {
-		out = append(out, string(k[len(bucket)+1:]))
-	}
-	return out
-}
-
-// deleteBucketSubs removes every subscription record and link record of a bucket.
-func deleteBucketSubs(tx *bolt.Tx, bucket string) error {
-	p := []byte(bucket + "\x00")
-	for _, name := range [][]byte{bktSubs, bktLinks} {
-		c := tx.Bucket(name).Cursor()
-		for k, _ := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = c.Seek(p) {
-			if err := c.Delete(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	err := e.st.Names(bucket+"/"+prefix, "", func(name string, _ *storage.Meta) bool {
+		out = append(out, name[len(bucket)+1:])
+		return true
+	})
+	return out, err
 }

@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 	"github.com/dsd-project/dsd/subs"
 )
@@ -85,17 +84,11 @@ func (e *Engine) PutSubscription(key subs.Key, c SubscriptionCreate) (Subscripti
 		rec.State.Generation = prev.State.Generation
 	}
 	links := e.initialLinks(key.Bucket, c.Config)
-	err = e.subsWrite(func(tx *bolt.Tx) error {
-		if err := deleteLinks(tx, key); err != nil {
-			return err
-		}
-		for p, l := range links {
-			if err := putLink(tx, key, p, l); err != nil {
-				return err
-			}
-		}
-		return putSub(tx, key, rec)
-	})
+	puts := []storage.KVPut{deleteLinks(key)}
+	for p, l := range links {
+		puts = append(puts, putLink(key, p, l))
+	}
+	err = e.subsWrite(append(puts, putSub(key, rec))...)
 	if err != nil {
 		return SubscriptionDoc{}, false, err
 	}
@@ -162,12 +155,7 @@ func (e *Engine) DeleteSubscription(key subs.Key) error {
 	}
 	rec.DeletedMs = e.now().UnixMilli()
 	rec.State.Wake = nil
-	return e.subsWrite(func(tx *bolt.Tx) error {
-		if err := deleteLinks(tx, key); err != nil {
-			return err
-		}
-		return putSub(tx, key, rec)
-	})
+	return e.subsWrite(deleteLinks(key), putSub(key, rec))
 }
 
 // AddSubscriptionStreams links paths explicitly (base protocol §6.4): a new link starts at
@@ -199,14 +187,11 @@ func (e *Engine) AddSubscriptionStreams(key subs.Key, paths []string) error {
 	if len(changed) == 0 {
 		return nil
 	}
-	return e.subsWrite(func(tx *bolt.Tx) error {
-		for p, l := range changed {
-			if err := putLink(tx, key, p, l); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	var puts []storage.KVPut
+	for p, l := range changed {
+		puts = append(puts, putLink(key, p, l))
+	}
+	return e.subsWrite(puts...)
 }
 
 // RemoveSubscriptionStream removes an explicit link (base protocol §6.4); a glob link to
@@ -224,43 +209,28 @@ func (e *Engine) RemoveSubscriptionStream(key subs.Key, path string) error {
 		return nil
 	}
 	keepGlob := rec.Config.Pattern != "" && model.MatchGlob(rec.Config.Pattern, path)
-	return e.subsWrite(func(tx *bolt.Tx) error {
-		if keepGlob {
-			l.Explicit = false
-			return putLink(tx, key, path, l)
-		}
-		return deleteLink(tx, key, path)
-	})
+	if keepGlob {
+		l.Explicit = false
+		return e.subsWrite(putLink(key, path, l))
+	}
+	return e.subsWrite(deleteLink(key, path))
 }
 
 // liveSub reads a live subscription and its link records. Errors: subs.ErrNotFound.
 func (e *Engine) liveSub(key subs.Key) (*subRecord, map[string]linkRecord, error) {
-	var rec *subRecord
-	var links map[string]linkRecord
-	err := e.subsRead(func(tx *bolt.Tx) error {
-		var err error
-		if rec, err = getSub(tx, key); err != nil || !rec.live() {
-			return err
-		}
-		links, err = getLinks(tx, key)
-		return err
-	})
-	if err == nil && !rec.live() {
-		err = subs.ErrNotFound
+	rec, err := e.getSub(key)
+	if err != nil {
+		return nil, nil, err
 	}
+	if !rec.live() {
+		return nil, nil, subs.ErrNotFound
+	}
+	links, err := e.getLinks(key)
 	return rec, links, err
 }
 
 // subRecord reads a subscription record, live or not (nil when absent).
-func (e *Engine) subRecord(key subs.Key) (*subRecord, error) {
-	var rec *subRecord
-	err := e.subsRead(func(tx *bolt.Tx) error {
-		var err error
-		rec, err = getSub(tx, key)
-		return err
-	})
-	return rec, err
-}
+func (e *Engine) subRecord(key subs.Key) (*subRecord, error) { return e.getSub(key) }
 
 // streamPosition is a visible stream incarnation: its sid, its published tail and the start
 // its links count from (0, or a fork's anchor: inherited data is not new to the fork).
@@ -287,11 +257,7 @@ func (e *Engine) streamPos(bucket, path string) (streamPosition, bool) {
 
 // matchingStreams lists the bucket's stream names that match pattern.
 func (e *Engine) matchingStreams(bucket, pattern string) []string {
-	var names []string
-	_ = e.subsRead(func(tx *bolt.Tx) error {
-		names = streamNames(tx, bucket, model.GlobLiteralPrefix(pattern))
-		return nil
-	})
+	names, _ := e.streamNames(bucket, model.GlobLiteralPrefix(pattern))
 	out := names[:0]
 	for _, n := range names {
 		if model.MatchGlob(pattern, n) {
@@ -316,18 +282,16 @@ func randomIncarnation() uint64 {
 // Subscriptions lists every live subscription (subs.Store).
 func (e *Engine) Subscriptions(ctx context.Context) ([]subs.Subscription, error) {
 	var out []subs.Subscription
-	err := e.subsRead(func(tx *bolt.Tx) error {
-		return forEachSub(tx, func(k subs.Key, r *subRecord) error {
-			if !r.live() {
-				return nil
-			}
-			links, err := getLinks(tx, k)
-			if err != nil {
-				return err
-			}
-			out = append(out, toSubscription(k, r, links))
+	err := e.forEachSub(func(k subs.Key, r *subRecord) error {
+		if !r.live() {
 			return nil
-		})
+		}
+		links, err := e.getLinks(k)
+		if err != nil {
+			return err
+		}
+		out = append(out, toSubscription(k, r, links))
+		return nil
 	})
 	return out, err
 }
@@ -426,24 +390,21 @@ func (e *Engine) Commit(ctx context.Context, c subs.Change) error {
 		}
 		moved[a.Path] = l
 	}
-	write := func(tx *bolt.Tx) error {
-		for p, l := range moved {
-			if err := putLink(tx, c.Key, p, l); err != nil {
-				return err
-			}
-		}
-		return putSub(tx, c.Key, rec)
+	var puts []storage.KVPut
+	for p, l := range moved {
+		puts = append(puts, putLink(c.Key, p, l))
 	}
+	puts = append(puts, putSub(c.Key, rec))
 	if c.Event == nil {
-		return e.subsWrite(write)
+		return e.subsWrite(puts...)
 	}
-	return e.appendWakeEvent(model.StreamKey{Bucket: c.Key.Bucket, Stream: c.Event.Stream}, c.Event.Body, write)
+	return e.appendWakeEvent(model.StreamKey{Bucket: c.Key.Bucket, Stream: c.Event.Stream}, c.Event.Body, puts)
 }
 
 // appendWakeEvent appends a pull-wake event to the wake stream with also in the same
 // transaction (base protocol §7.2; D10): a JSON stream gets one message, any other the
 // body and a newline. Errors: subs.ErrWakeStream (missing, deleted, closed), storage errors.
-func (e *Engine) appendWakeEvent(key model.StreamKey, body []byte, also func(tx *bolt.Tx) error) error {
+func (e *Engine) appendWakeEvent(key model.StreamKey, body []byte, also []storage.KVPut) error {
 	s, err := e.lookup(key.String())
 	if err != nil {
 		return err
@@ -470,16 +431,10 @@ func (e *Engine) appendWakeEvent(key model.StreamKey, body []byte, also func(tx 
 
 // LoadKeys returns the stored signing and token keys (subs.KeyStore).
 func (e *Engine) LoadKeys(ctx context.Context) (subs.Keys, error) {
-	var k subs.Keys
-	err := e.subsRead(func(tx *bolt.Tx) error {
-		var err error
-		k, err = getSignKeys(tx)
-		return err
-	})
-	return k, err
+	return e.getSignKeys()
 }
 
 // SaveKeys replaces the stored keys durably (subs.KeyStore).
 func (e *Engine) SaveKeys(ctx context.Context, k subs.Keys) error {
-	return e.subsWrite(func(tx *bolt.Tx) error { return putSignKeys(tx, k) })
+	return e.subsWrite(putSignKeys(k))
 }

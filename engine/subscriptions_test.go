@@ -199,15 +199,14 @@ func TestSubscriptionCommitFailureMovesNothing(t *testing.T) {
 	s, _ := te.Subscription(context.Background(), k)
 	st := s.State
 	st.Generation = 1
-	hook := func() error { return errors.New("disk on fire") }
-	te.commitHook.Store(&hook)
+	te.setFault(errors.New("disk on fire"))
 	err := te.Commit(context.Background(), subs.Change{Key: k, Incarnation: s.Incarnation, State: st,
 		Acks:  []subs.AckMove{{Path: "jobs/a", Offset: 5}},
 		Event: &subs.WakeEvent{Stream: "wake/pool", Body: []byte(`{"type":"wake"}`)}})
 	if !errors.Is(err, model.ErrStorageFailed) {
 		t.Fatalf("commit during a storage failure: %v", err)
 	}
-	te.commitHook.Store(nil)
+	te.setFault(nil)
 	te.reopen()
 	s2, _ := te.Subscription(context.Background(), k)
 	if s2.State.Generation != 0 || linkOf(t, te, k, "jobs/a").Acked != 3 {
