@@ -22,6 +22,9 @@ type Harness struct {
 	New func(t *testing.T) (open func() storage.Backend)
 	// FailCommits makes every following Commit of b fail as a whole (on) or not (off).
 	FailCommits func(b storage.Backend, on bool)
+	// NoSubscriptions: the backend stores no subscription records (Change.Subs); it must
+	// then refuse a group carrying any, whole, and apply nothing of it.
+	NoSubscriptions bool
 }
 
 // Run runs the contract suite.
@@ -440,6 +443,17 @@ func testKV(t *testing.T, h Harness) {
 	b, reopen := open(t, h)
 	put := func(space, k, v string) storage.KVPut {
 		return storage.KVPut{Space: space, Key: []byte(k), Value: []byte(v)}
+	}
+	if h.NoSubscriptions {
+		errs := b.Commit([]storage.Change{create(1, "bk", "s", "text/plain", false, "x"),
+			{Subs: []storage.KVPut{put(storage.SpaceSubs, "b\x00s", "1")}}})
+		if errs[0] == nil || errs[1] == nil {
+			t.Fatalf("a group with subscription records was not refused whole: %v", errs)
+		}
+		if m, err := b.Stream("bk/s"); err != nil || m != nil {
+			t.Fatalf("a refused group applied its stream: %+v %v", m, err)
+		}
+		return
 	}
 	commit(t, b, storage.Change{Subs: []storage.KVPut{put(storage.SpaceSubs, "b\x00s2", "2"),
 		put(storage.SpaceSubs, "b\x00s1", "1"), put(storage.SpaceSubs, "c\x00s1", "c"),
