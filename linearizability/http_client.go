@@ -40,6 +40,9 @@ type HTTPClient struct {
 	// the first): requests go to each in turn, so every client of the workload talks to
 	// every server and a write made through one must be seen through the others.
 	Bases []string
+	// CompatBucket is the bucket behind the flat surface, where a flat stream's extension
+	// sub-resources live (D1 amended; default dsd's "default").
+	CompatBucket string
 	// Timeout bounds one non-live request; a request that runs out has an unknown
 	// outcome (default 10 s).
 	Timeout time.Duration
@@ -76,6 +79,20 @@ func (c *HTTPClient) base() string {
 		return c.Base
 	}
 	return strings.TrimSuffix(c.Bases[(c.next.Add(1)-1)%uint64(len(c.Bases))], "/")
+}
+
+// extURL is the stream's URL for extension sub-resources, which live on the bucketed
+// surface only (D1 amended): on the flat surface a stream without '/' is
+// /{CompatBucket}/{name}.
+func (c *HTTPClient) extURL(stream string) string {
+	if c.Surface == SurfaceBucketed {
+		return c.streamURL(stream)
+	}
+	b := c.CompatBucket
+	if b == "" {
+		b = "default"
+	}
+	return c.base() + "/" + url.PathEscape(b) + "/" + url.PathEscape(stream)
 }
 
 // Setup creates the bucket on the bucketed surface (201, or 409 when it exists).

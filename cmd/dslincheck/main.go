@@ -45,7 +45,7 @@ import (
 type options struct {
 	baseURLs                            []string
 	baseURL, surface, bucket, reportDir string
-	streamPath, extensions              string
+	streamPath, extensions, compat      string
 	clients, ops, streams, followers    int
 	seed                                uint64
 	timeout, checkTimeout, liveTimeout  time.Duration
@@ -69,6 +69,7 @@ func parseFlags(args []string) (options, error) {
 	})
 	fs.StringVar(&o.surface, "surface", "flat", "URL layout: flat ({base}{stream-path}{name}) or bucketed ({base}/{bucket}/{name})")
 	fs.StringVar(&o.streamPath, "stream-path", "/v1/stream/", "flat surface stream prefix")
+	fs.StringVar(&o.compat, "compat-bucket", "default", "flat surface: the bucket behind it, where a stream's extension sub-resources live (dsd's --compat-bucket, D1)")
 	fs.StringVar(&o.bucket, "bucket", "lincheck", "bucket of the bucketed surface (created if missing)")
 	fs.StringVar(&o.extensions, "extensions", "auto", "extensions whose operations run: auto (probe the server, as dsconform does), none, or a comma-separated list of append-batch, snapshot, bootstrap, json-record-coordinates-v1, fork")
 	fs.StringVar(&o.reportDir, "report-dir", "", "write history.jsonl, history.html and summary.txt here (per input file: a subdirectory)")
@@ -179,7 +180,7 @@ func live(o options) (violated bool, err error) {
 		o.baseURLs = []string{o.baseURL}
 	}
 	client := linearizability.NewHTTPClient(base, linearizability.Surface(o.surface), o.bucket)
-	client.Timeout, client.StreamPath = o.timeout, o.streamPath
+	client.Timeout, client.StreamPath, client.CompatBucket = o.timeout, o.streamPath, o.compat
 	if len(o.baseURLs) > 1 {
 		client.Bases = o.baseURLs
 	}
@@ -262,7 +263,7 @@ func extensions(o options, client *linearizability.HTTPClient) ([]string, error)
 			return nil, fmt.Errorf("setup: %w", err)
 		}
 		cfg := conformance.Config{BaseURL: client.Base, Surface: conformance.Surface(o.surface),
-			StreamPath: o.streamPath, NamePrefix: "lincheck-probe"}
+			StreamPath: o.streamPath, CompatBucket: o.compat, NamePrefix: "lincheck-probe"}
 		if o.surface == string(linearizability.SurfaceBucketed) {
 			cfg.Bucket = o.bucket
 		}

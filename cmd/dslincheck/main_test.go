@@ -42,7 +42,7 @@ func serve(t *testing.T, h http.Handler) string {
 
 func liveOptions(base, report string) options {
 	return options{baseURL: base, baseURLs: []string{base}, surface: "flat", streamPath: "/v1/stream/",
-		extensions: "auto", bucket: "lincheck", reportDir: report, clients: 8,
+		extensions: "auto", compat: "default", bucket: "lincheck", reportDir: report, clients: 8,
 		ops: 300, streams: 2, followers: 1, timeout: 10 * time.Second, checkTimeout: time.Minute,
 		liveTimeout: 20 * time.Second, staleTTL: time.Second}
 }
