@@ -35,6 +35,9 @@ func TestGeneratorCoverage(t *testing.T) {
 				res.RecordStart != nil && *res.RecordStart != *res.RecordNext && *a.ProducerSeq != u(res.Producer.Seq) {
 				seen["POST 204 duplicate of an older seq with records"]++
 			}
+			if a, ok := c.(model.AppendStream); ok && a.Body == nil && a.ProducerID != nil && res.Status == 409 {
+				seen["POST 409 close-only with a foreign tuple"]++
+			}
 			if r, ok := c.(model.SetRetention); ok && res.Status == 204 {
 				v0, _ := before.Stream(r.Stream, now)
 				if v1, _ := s.Stream(r.Stream, now); v1.Retained > v0.Retained {
@@ -57,7 +60,7 @@ func TestGeneratorCoverage(t *testing.T) {
 		"POST 400 INVALID_PRODUCER_SEQ", "POST 400 INVALID_STREAM_SEQ", "POST 400 MISSING_CONTENT_TYPE",
 		"POST 400 INVALID_CONTENT_TYPE", "POST 403 STALE_EPOCH", "POST 404 STREAM_NOT_FOUND",
 		"POST 409 CONTENT_TYPE_MISMATCH", "POST 409 PRODUCER_SEQ_GAP", "POST 409 SEQ_CONFLICT",
-		"POST 409 STREAM_CLOSED", "PUT 200 ", "PUT 201 ", "PUT 201  closed", "PUT 409 CONFIG_MISMATCH",
+		"POST 409 STREAM_CLOSED", "POST 409 close-only with a foreign tuple", "PUT 200 ", "PUT 201 ", "PUT 201  closed", "PUT 409 CONFIG_MISMATCH",
 		"PUT 400 INVALID_TTL", "PUT 400 INVALID_EXPIRES_AT", "PUT 400 TTL_AND_EXPIRES_AT",
 		"PUT 400 INVALID_JSON", "PUT 404 BUCKET_NOT_FOUND", "GET 200  closed", "GET 400 INVALID_OFFSET",
 		"GET 400 OFFSET_BEYOND_TAIL", "GET 400 OFFSET_NOT_ALIGNED", "HEAD 200  closed",

@@ -241,10 +241,11 @@ func (g *generator) append() model.AppendStream {
 	if ct != "" || g.chance(30) {
 		c.ContentType = model.Str(ct)
 	}
-	if !g.chance(4) {
+	closeOnly := exists && v.Closed && g.chance(20) // retries and foreign tuples (D9)
+	if !closeOnly && !g.chance(4) {
 		c.Body = g.body(ct)
 	}
-	if g.chance(8) {
+	if closeOnly || g.chance(8) {
 		c.Closed = model.Str(oneOf(g, []string{"true", "true", "True", "false", "1"}))
 	}
 	if g.chance(40) {

@@ -134,7 +134,8 @@ func TestProducerTable(t *testing.T) {
 }
 
 // Closure: appends after close fail with the final offset; close-only is idempotent; the
-// closing producer tuple deduplicates. Spec: B-4-04, B-5.2-07, B-5.2-10, B-5.2.1-09.
+// closing producer tuple deduplicates, a close-only with another tuple is 409.
+// Spec: B-4-04, B-5.2-07, B-5.2-10, B-5.2.1-09, D9.
 func TestClosure(t *testing.T) {
 	te := newTestEngine(t)
 	te.mustCreate("c", "text/plain", "x")
@@ -149,6 +150,13 @@ func TestClosure(t *testing.T) {
 	}
 	if r, err := te.Append(key("c"), AppendRequest{Close: true}); err != nil || r.Outcome != ClosedOnly || !r.Closed {
 		t.Fatalf("close again: %+v %v", r, err)
+	}
+	if r, err := te.Append(key("c"), AppendRequest{Close: true, Producer: p}); err != nil || r.Outcome != ClosedOnly || !r.ProducerAck {
+		t.Fatalf("close-only retry of the closing tuple: %+v %v", r, err)
+	}
+	other := &model.Producer{ID: "v", Epoch: 0, Seq: 0}
+	if _, err := te.Append(key("c"), AppendRequest{Close: true, Producer: other}); !errors.As(err, &closed) || closed.Final != off(2) {
+		t.Fatalf("close-only with another tuple: %v, want 409 with the final offset (D9)", err)
 	}
 	if r, err := te.Append(key("c"), AppendRequest{MediaType: "text/plain", Body: []byte("other"), Producer: p}); err != nil || r.Outcome != Duplicate {
 		t.Fatalf("closer retry: %+v %v", r, err)

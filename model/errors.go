@@ -80,7 +80,7 @@ var (
 // Appends (B-5.2, B-5.2.1, A-07).
 var (
 	ErrContentTypeMismatch = newErr("CONTENT_TYPE_MISMATCH", "Content-Type does not match the stream's")
-	ErrStreamSeqConflict   = newErr("SEQ_CONFLICT", "Stream-Seq must be greater than the last one")
+	ErrStreamSeqConflict   = newErr("SEQ_CONFLICT", "Sequence conflict: Stream-Seq must be greater than the last one")
 	ErrEpochSeqNotZero     = newErr("INVALID_PRODUCER_SEQ", "a new producer epoch must start at Producer-Seq 0")
 )
 
