@@ -462,15 +462,17 @@ var _ = Section("x2", "X2 Snapshots", Ext("snapshot"), func() {
 		Expect(st.ReadSnapshot(off[1])).To(HaveBody("a"))
 	})
 
-	ConformanceIt(MUST, Reqs{"X-2.6-01", "X-2.4-03"}, "deletes the visible snapshot with 204 while retention has not advanced; none is visible afterwards", Profile("dsd"), func(s *S) {
-		st := s.Create("snap-del-ok", CT(ctText))
+	ConformanceIt(MUST, Reqs{"X-2.6-01"}, "refuses with 409 to delete the latest visible snapshot before retention has advanced too; it stays visible (D5)", Profile("dsd"), func(s *S) {
+		st := s.Create("snap-del-latest", CT(ctText))
 		off := st.appendAll("a", "b")
 		st.MustPublishSnapshot(off[1], ctText, []byte("a"))
-		Expect(st.DeleteSnapshot(off[1])).To(HaveStatus(204))
-		Expect(st.LatestSnapshot()).To(HaveStatus(404))
-		Expect(st.ReadSnapshot(off[1])).To(HaveStatus(404))
-		Expect(st.Head()).To(HaveNoHeader(hSnapshotOffset))
-		Expect(st.DeleteSnapshot(off[1])).To(HaveStatus(404), "deleting it again")
+		Expect(st.DeleteSnapshot(off[1])).To(HaveStatus(409))
+		Expect(st.MustLatestSnapshot()).To(Equal(off[1]))
+		Expect(st.ReadSnapshot(off[1])).To(HaveBody("a"))
+		Expect(st.Head()).To(HaveHeader(hSnapshotOffset, off[1]))
+		st.MustPublishSnapshot(off[2], ctText, []byte("ab"))
+		Expect(st.DeleteSnapshot(off[2])).To(HaveStatus(409), "the newer latest snapshot")
+		Expect(st.DeleteSnapshot(off[1])).To(HaveStatus(404), "the superseded one")
 	})
 
 	ConformanceIt(MUST, Reqs{"X-2.1-02", "X-2.2-04"}, "accepts a snapshot at every offset an append or the create returned", func(s *S) {

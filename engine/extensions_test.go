@@ -129,6 +129,12 @@ func TestSnapshotsAndRetention(t *testing.T) {
 	if _, err := publish(te, "s", 6, "application/x-state", "OTHER"); !errors.Is(err, model.ErrSnapshotConflict) {
 		t.Fatalf("different content at same offset: %v", err)
 	}
+	if err := te.DeleteSnapshot(key("s"), 6); !errors.Is(err, model.ErrSnapshotLatest) {
+		t.Fatalf("delete of the latest snapshot before retention: %v, want SNAPSHOT_IN_USE (D5)", err)
+	}
+	if err := te.DeleteSnapshot(key("s"), 3); !errors.Is(err, model.ErrSnapshotNotFound) {
+		t.Fatalf("delete of an unknown snapshot: %v", err)
+	}
 	match := "sha256:nope"
 	if _, err := te.PublishSnapshot(key("s"), SnapshotRequest{At: Position{Offset: 9}, Body: []byte("y"), Match: &match}); !errors.Is(err, model.ErrSnapshotMatch) {
 		t.Fatalf("match failure: %v", err)

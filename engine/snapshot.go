@@ -202,41 +202,21 @@ func (e *Engine) Snapshot(key model.StreamKey, at *model.Offset) (StreamInfo, []
 	return info, body, err
 }
 
-// DeleteSnapshot deletes the visible snapshot at offset at (extension §2.6). It refuses
-// while retention has advanced, since /bootstrap would then be incomplete.
+// DeleteSnapshot answers DELETE {stream}/snapshot/{offset} (extension §2.6, D5
+// amendment): the visible snapshot is the latest one and /bootstrap needs it, so it is
+// never deleted; a superseded or unknown offset is not found. Nothing changes.
 // Errors: model.ErrSnapshotNotFound (no such visible snapshot), model.ErrSnapshotLatest.
 func (e *Engine) DeleteSnapshot(key model.StreamKey, at model.Offset) error {
-	if err := e.checkWritable(); err != nil {
-		return err
-	}
 	s, _, err := e.readable(key, false)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	cur := s.m.Snapshot
-	switch {
-	case cur == nil || cur.Offset != uint64(at):
-		err = model.ErrSnapshotNotFound
-	case s.m.RetainedFrom > 0:
-		err = model.ErrSnapshotLatest
-	}
-	if err != nil {
-		lsn := s.lastLSN
-		s.mu.Unlock()
-		return e.refuse(lsn, err)
-	}
-	nm := s.edit()
-	nm.Snapshot = nil
-	sid := s.sid
-	o := &op{s: s, after: nm,
-		write: func(tx *bolt.Tx) error { return tx.Bucket(bktSnaps).Delete(snapKey(sid, uint64(at))) },
-		pub:   func() { s.publish(nm, nil) }}
-	if err := e.q.push(o); err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	s.m, s.lastLSN = nm, o.lsn
+	lsn := s.lastLSN
 	s.mu.Unlock()
-	return e.await(o)
+	if cur == nil || cur.Offset != uint64(at) {
+		return e.refuse(lsn, model.ErrSnapshotNotFound)
+	}
+	return e.refuse(lsn, model.ErrSnapshotLatest)
 }

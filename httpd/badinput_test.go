@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -88,6 +89,40 @@ func TestBadInputIsRejectedAndChangesNothing(t *testing.T) {
 				t.Fatalf("rejected create left a stream: %d", status(r))
 			}
 		})
+	}
+}
+
+// Syntax errors name the parameter and its allowed form (issue 18), each with its
+// code's usual status. Spec: D7, extension §3, §5.4, §6.6.
+func TestErrorMessagesNameTheParameter(t *testing.T) {
+	s := newTestServer(t)
+	s.do("PUT", "/default/j", `{"a":1}`, "Content-Type: application/json")
+	cases := []struct{ method, path, body, hdr, want string }{
+		{"GET", "/default/streams?limit=1001", "", "", "limit must be 1..1000"},
+		{"GET", "/default/j/bootstrap?live=sse", "", "", "/bootstrap takes no live parameter"},
+		{"PUT", "/default/j/attrs", "{}", "Content-Type: text/plain", "attrs need Content-Type: application/json"},
+		{"GET", "/default/j?offset=-1&timeout_ms=x", "", "", "timeout_ms must be"},
+		{"GET", "/default/j?record=x", "", "", "record must be now or an unsigned decimal integer"},
+		{"GET", "/default/j?tail_records=-1", "", "", "tail_records must be"},
+		{"GET", "/default/j?record=0&max_records=0", "", "", "max_records must be 1.."},
+		{"GET", "/default/j?record=0&record_view=full", "", "", "record_view must be envelope"},
+		{"GET", "/default/j?max_records=1", "", "", "max_records and record_view need record= or tail_records="},
+		{"GET", "/default/j?offset=now&cur%zzsor=1", "", "", `query parameter "cur%zzsor" is malformed`},
+		{"GET", "/default/j?offset=now&live=sse%", "", "", `query parameter "live" is malformed`},
+		{"GET", "/default/j?offset=0000000000000000_0000000000000004;", "", "", `query parameter "offset" is malformed`},
+	}
+	for _, c := range cases {
+		var hdr []string
+		if c.hdr != "" {
+			hdr = []string{c.hdr}
+		}
+		w := s.do(c.method, c.path, c.body, hdr...)
+		errorCode(t, w)
+		var body errorBody
+		_ = json.Unmarshal(w.Body.Bytes(), &body)
+		if status(w) != 400 || !strings.Contains(body.Error.Message, c.want) {
+			t.Errorf("%s %s: %d %s, want 400 naming %q", c.method, c.path, status(w), w.Body.String(), c.want)
+		}
 	}
 }
 

@@ -78,7 +78,7 @@ func parseReadQuery(r *http.Request) (readQuery, error) {
 	if t, ok := v["timeout_ms"]; ok {
 		n, err := strconv.ParseInt(t[0], 10, 64)
 		if err != nil {
-			return q, model.ErrBadQuery
+			return q, model.ErrTimeoutMs
 		}
 		q.timeout = time.Duration(min(max(n, 1), 60000)) * time.Millisecond
 	}
@@ -95,12 +95,12 @@ func parseRecordQuery(v map[string][]string, hasOffset bool) (*recordQuery, erro
 	_, hasMaxBytes := v["max_bytes"]
 	if !hasRec && !hasTail {
 		if hasMax || hasView {
-			return nil, model.ErrBadRecord
+			return nil, model.ErrRecordAlone
 		}
 		return nil, nil
 	}
 	if (hasRec && hasTail) || hasOffset || hasMaxBytes || len(rec) > 1 || len(tail) > 1 {
-		return nil, model.ErrBadRecord
+		return nil, model.ErrRecordExclusive
 	}
 	q := &recordQuery{}
 	switch {
@@ -109,13 +109,13 @@ func parseRecordQuery(v map[string][]string, hasOffset bool) (*recordQuery, erro
 	case hasRec:
 		n, err := parseUint(rec[0])
 		if err != nil {
-			return nil, model.ErrBadRecord
+			return nil, model.ErrRecordValue
 		}
 		q.start, q.startRaw = engine.RecordSpec{Kind: engine.RecordAt, N: n}, rec[0]
 	default:
 		n, err := parseUint(tail[0])
 		if err != nil {
-			return nil, model.ErrBadRecord
+			return nil, model.ErrTailRecordsValue
 		}
 		q.start, q.startRaw = engine.RecordSpec{Kind: engine.RecordTail, N: n}, "t"+tail[0]
 		if n == 0 {
@@ -124,14 +124,14 @@ func parseRecordQuery(v map[string][]string, hasOffset bool) (*recordQuery, erro
 	}
 	if hasMax {
 		n, err := parseUint(maxr[0])
-		if err != nil || n == 0 || n > 1<<31 {
-			return nil, model.ErrBadRecord
+		if err != nil || n == 0 || n > model.MaxRecordsLimit {
+			return nil, model.ErrMaxRecordsValue
 		}
 		q.maxRecords = int(n)
 	}
 	if hasView {
 		if view[0] != "envelope" {
-			return nil, model.ErrBadRecord
+			return nil, model.ErrRecordViewValue
 		}
 		q.envelope = true
 	}

@@ -57,7 +57,7 @@ func (h *Handler) parseTarget(escaped string) (target, error) {
 	segs := strings.Split(escaped[1:], "/")
 	bucket, err := url.PathUnescape(segs[0])
 	if err != nil {
-		return target{}, model.ErrBadQuery
+		return target{}, model.ErrBadPathEscape
 	}
 	if bucket == reservedSegment {
 		return target{kind: tReserved}, nil
@@ -82,7 +82,7 @@ func (h *Handler) parseTarget(escaped string) (target, error) {
 func streamTarget(bucket string, segs []string) (target, error) {
 	name, err := url.PathUnescape(segs[0])
 	if err != nil {
-		return target{}, model.ErrBadQuery
+		return target{}, model.ErrBadPathEscape
 	}
 	if name == reservedSegment {
 		return target{kind: tReserved}, nil

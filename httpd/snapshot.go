@@ -16,7 +16,7 @@ import (
 func position(r *http.Request, t target) (engine.Position, error) {
 	v, byRecord := r.URL.Query()["record"]
 	if (byRecord && t.param != "") || len(v) > 1 {
-		return engine.Position{}, model.ErrBadRecord
+		return engine.Position{}, model.ErrBoundaryTwice
 	}
 	if t.param != "" {
 		o, err := model.ParseOffset(t.param)
@@ -30,7 +30,7 @@ func position(r *http.Request, t target) (engine.Position, error) {
 	}
 	n, err := parseUint(v[0])
 	if err != nil {
-		return engine.Position{}, model.ErrBadRecord
+		return engine.Position{}, model.ErrBoundaryRecordVal
 	}
 	return engine.Position{Record: n, ByRecord: true}, nil
 }

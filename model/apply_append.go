@@ -47,7 +47,7 @@ func parseAppend(c AppendStream) (appendRequest, error) {
 	if c.RecordMatch != nil {
 		n, ok := ParseRecordOrdinal(*c.RecordMatch)
 		if !ok {
-			return req, ErrBadRecord
+			return req, ErrRecordMatchValue
 		}
 		req.recordMatch = &n
 	}

@@ -42,6 +42,24 @@ func TestSnapshotPublishRules(t *testing.T) {
 	}
 }
 
+// DELETE of the latest visible snapshot is 409 whether or not retention has advanced; a
+// superseded or unknown offset is 404; neither changes anything. Spec: extension §2.6, D5.
+func TestSnapshotDeleteRules(t *testing.T) {
+	m := newMachine(t)
+	m.want(create("text/plain", "ab"), StatusCreated)
+	m.want(post("text/plain", "cd"), StatusNoContent)
+	del := func(o Offset) DeleteSnapshot { return DeleteSnapshot{Stream: sk, Offset: o.String()} }
+	m.wantErr(del(2), StatusNotFound, ErrSnapshotNotFound)
+	m.want(publish(Offset(2).String(), "S"), StatusNoContent)
+	m.wantErr(del(2), StatusConflict, ErrSnapshotLatest)
+	m.want(publish(Offset(4).String(), "T"), StatusNoContent)
+	m.wantErr(del(2), StatusNotFound, ErrSnapshotNotFound)
+	m.wantErr(del(4), StatusConflict, ErrSnapshotLatest)
+	if got := m.want(GetSnapshot{Stream: sk, Offset: Str(Offset(4).String())}, StatusOK); string(got.Body) != "T" {
+		t.Fatalf("snapshot after refused deletes: %q", got.Body)
+	}
+}
+
 // Retention moves only forward, to a boundary at or before the visible snapshot;
 // afterwards older offsets are 410, -1 starts at the boundary, the snapshot cannot be
 // deleted, and bootstrap is the snapshot and the messages after it. Spec: extension
