@@ -528,10 +528,10 @@ var _ = Section("x2", "X2 Snapshots", Ext("snapshot"), func() {
 		Expect(st.ReadSnapshot(first)).To(HaveBody(`{"folded":2}`))
 
 		Expect(s.Do("PUT", st.URL+"/retention", Q("record", "2"))).To(HaveStatus(200, 204))
-		Expect(st.Read(offsetStart)).To(SatisfyAll(HaveStatus(200), WithTransform(func(r *Response) []string {
+		Expect(st.Read(first)).To(SatisfyAll(HaveStatus(200), WithTransform(func(r *Response) []string {
 			return compactMessages(MustJSONArray(r.Data))
-		}, Equal([]string{`{"r":2}`}))), "offset=-1 starts at record 2")
-		Expect(st.Read(first)).To(HaveStatus(200))
+		}, Equal([]string{`{"r":2}`}))), "the retained start, record 2")
+		Expect(st.Read(offsetStart)).To(HaveStatus(410), "-1 lies before the retained start")
 	})
 
 	ConformanceIt(MUST, Reqs{"X-2.2-05", "X-2.2-06"}, "digests the normalized media type and the body as sha256, and compares Stream-Snapshot-Match exactly (D5)", Profile("dsd"), func(s *S) {

@@ -42,7 +42,7 @@ var _ = Section("x7", "X7 Ordinary SSE compatibility", func() {
 		Expect(st.AppendBytes([]byte{0xfa, 0xfb, '\n'})).To(HaveStatus(204))
 		st.MustPublishSnapshot(mid, "text/plain", []byte("SNAPSHOT"))
 		st.MustRetain(mid)
-		got := st.sseBinary(offsetStart)
+		got := st.sseBinary(mid)
 		Expect(got).To(Equal([]byte{0xfa, 0xfb, '\n'}))
 		Expect(strings.Contains(string(got), "SNAPSHOT")).To(BeFalse())
 	})

@@ -160,25 +160,32 @@ func TestMethodAndReservedPaths(t *testing.T) {
 	}
 }
 
-// After retention a read from -1 returns other bytes, so it gets another ETag: a cache
-// must not answer it with the trimmed representation.
-func TestETagFollowsRetention(t *testing.T) {
+// Once retention has advanced, a read from -1 is 410 in every read mode, naming the
+// earliest retained offset in Stream-Next-Offset; so an ETag of the untrimmed read never
+// validates again. Offsets at or after the retained start and now are served.
+// Spec: D2 amendment, extension §2.2, §3.4.
+func TestMinusOneIsGoneAfterRetention(t *testing.T) {
 	s := newTestServer(t)
 	s.do("PUT", "/v1/stream/e", "aaaa", "Content-Type: text/plain")
-	w := s.do("POST", "/v1/stream/e", "bbbb", "Content-Type: text/plain")
+	s.do("POST", "/v1/stream/e", "bbbb", "Content-Type: text/plain")
 	before := s.do("GET", "/v1/stream/e?offset=-1", "").Header().Get("ETag")
 	s.do("PUT", "/v1/stream/e/snapshot/0000000000000000_0000000000000004", "S")
 	if r := s.do("PUT", "/v1/stream/e/retention/0000000000000000_0000000000000004", ""); status(r) != 204 {
 		t.Fatalf("retention: %d %s", status(r), r.Body.String())
 	}
-	after := s.do("GET", "/v1/stream/e?offset=-1", "")
-	if after.Body.String() != "bbbb" || after.Header().Get("ETag") == before {
-		t.Fatalf("after retention: %q with ETag %s (before %s)", after.Body.String(), after.Header().Get("ETag"), before)
+	const start = "0000000000000000_0000000000000004"
+	for _, q := range []string{"offset=-1", "", "offset=-1&live=long-poll", "offset=-1&live=sse", "offset=0000000000000000_0000000000000000"} {
+		r := s.do("GET", "/v1/stream/e?"+q, "", "If-None-Match: "+before)
+		if status(r) != 410 || errorCode(t, r) != "OFFSET_GONE" || r.Header().Get("Stream-Next-Offset") != start {
+			t.Errorf("%q after retention: %d %s Stream-Next-Offset %q, want 410 naming %s", q, status(r), r.Body.String(), r.Header().Get("Stream-Next-Offset"), start)
+		}
 	}
-	if r := s.do("GET", "/v1/stream/e?offset=-1", "", "If-None-Match: "+before); status(r) != 200 {
-		t.Fatalf("old ETag still validates: %d", status(r))
+	if r := s.do("GET", "/v1/stream/e?offset="+start, ""); status(r) != 200 || r.Body.String() != "bbbb" {
+		t.Fatalf("read from the retained start: %d %q", status(r), r.Body.String())
 	}
-	_ = w
+	if r := s.do("GET", "/v1/stream/e?offset=now", ""); status(r) != 200 {
+		t.Fatalf("now after retention: %d", status(r))
+	}
 }
 
 // With bearer tokens configured, cacheable reads are private and vary on Authorization,

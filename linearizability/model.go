@@ -135,6 +135,9 @@ func Step(s State, in Input, out Output) (bool, State) {
 		if out.Status != 200 || out.Len != n || out.Digest != d || out.Closed != s.Closed {
 			return false, s
 		}
+		if (s.RetLen > 0) != (out.Retained != "") || (out.Retained != "" && out.Retained != s.RetTok) {
+			return false, s // D2: -1 is 410 naming the retained start once retention has advanced
+		}
 		if isJSONStream(in.Stream) && out.Msgs != s.Recs-s.RetRecs { // §6.13: N - F retained messages
 			return false, s
 		}

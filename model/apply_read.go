@@ -11,10 +11,11 @@ import (
 //     A-35); an empty value is malformed.
 //  2. 404 for a missing or expired stream; a GET on a live stream restarts its TTL
 //     (B-5.1-04, A-14), whatever its outcome.
-//  3. Resolve the start: -1 or absent is the first retained position, the retention
-//     boundary (B-8-03, extension §2.2), "now" the tail (B-8-04). A token past the tail
-//     is 400, one below the retention boundary 410 (B-4-02, D2), one that is not a
-//     message boundary 400.
+//  3. Resolve the start: -1 or absent is the stream's start (B-8-03), and 410 once
+//     retention has advanced (D2 amendment), "now" the tail (B-8-04). A token past the
+//     tail is 400, one below the retention boundary 410 (B-4-02, D2), one that is not a
+//     message boundary 400. A 410 names the retention boundary in
+//     Stream-Next-Offset (RetainedError).
 //  4. 200 with whole messages from the start, as many as fit in ReadChunkBytes and at
 //     least one; Stream-Next-Offset is the end of what was returned, never -1
 //     (B-5.6-03). Stream-Up-To-Date when it reaches the tail (B-5.6-05), Stream-Closed
@@ -49,6 +50,10 @@ func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
 
 	start := st.retained
 	switch spec.Kind {
+	case SpecStart:
+		if st.retained > 0 {
+			return s, fail(StatusGone, &RetainedError{Start: st.retained})
+		}
 	case SpecNow:
 		start = st.tail()
 	case SpecAt:
@@ -56,7 +61,7 @@ func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
 			return s, fail(StatusBadRequest, ErrOffsetBeyondTail)
 		}
 		if spec.At < st.retained {
-			return s, fail(StatusGone, ErrOffsetGone)
+			return s, fail(StatusGone, &RetainedError{Start: st.retained})
 		}
 		if !st.isBoundary(spec.At) {
 			return s, fail(StatusBadRequest, ErrOffsetNotBoundary)

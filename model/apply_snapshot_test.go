@@ -61,7 +61,7 @@ func TestSnapshotDeleteRules(t *testing.T) {
 }
 
 // Retention moves only forward, to a boundary at or before the visible snapshot;
-// afterwards older offsets are 410, -1 starts at the boundary, the snapshot cannot be
+// afterwards older offsets and -1 are 410 naming the boundary, the snapshot cannot be
 // deleted, and bootstrap is the snapshot and the messages after it. Spec: extension
 // §2.2, §2.6, §3.2, §3.4.
 func TestRetentionRules(t *testing.T) {
@@ -77,10 +77,16 @@ func TestRetentionRules(t *testing.T) {
 	m.wantErr(retain(Offset(3).String()), StatusBadRequest, ErrOffsetNotBoundary)
 	m.want(retain(Offset(2).String()), StatusNoContent)
 	m.wantErr(retain(ZeroOffset.String()), StatusConflict, ErrRetentionInvalid)
-	m.wantErr(read(ZeroOffset.String()), StatusGone, ErrOffsetGone)
-	if got := m.readAll(); got != "cdef" {
-		t.Fatalf("-1 after retention: %q", got)
+	var gone *RetainedError
+	for _, o := range []string{ZeroOffset.String(), "-1"} {
+		if res := m.wantErr(read(o), StatusGone, ErrOffsetGone); !errors.As(res.Err, &gone) || gone.Start != 2 {
+			t.Fatalf("read from %s after retention: %v, want 410 naming the retained start (D2)", o, res.Err)
+		}
 	}
+	if got := m.want(read(Offset(2).String()), StatusOK).Body; string(got) != "cdef" {
+		t.Fatalf("read from the retained start: %q", got)
+	}
+	m.want(read("now"), StatusOK)
 	m.wantErr(DeleteSnapshot{Stream: sk, Offset: Offset(4).String()}, StatusConflict, ErrSnapshotLatest)
 	m.wantErr(publish(ZeroOffset.String(), "T"), StatusGone, ErrOffsetGone)
 	b := m.want(Bootstrap{Stream: sk}, StatusOK)

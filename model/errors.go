@@ -102,6 +102,17 @@ var (
 	ErrOffsetGone        = newErr("OFFSET_GONE", "the offset is before the stream's retained data")
 )
 
+// RetainedError is a read that starts before the retained start: an offset below it, or
+// -1 once retention has advanced (D2 amendment). 410 OFFSET_GONE (it unwraps to
+// ErrOffsetGone) with Stream-Next-Offset = Start, the earliest retained offset, so a client
+// learns where /bootstrap or its read can resume (extension §3.4).
+type RetainedError struct{ Start Offset }
+
+func (e *RetainedError) Error() string {
+	return "the offset is before the stream's retained data, which starts at " + e.Start.String() + "; read /bootstrap"
+}
+func (e *RetainedError) Unwrap() error { return ErrOffsetGone }
+
 // Buckets (extension §1).
 var (
 	ErrBucketNotFound = newErr("BUCKET_NOT_FOUND", "bucket not found")
