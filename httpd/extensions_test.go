@@ -214,3 +214,39 @@ func TestTailRecordsETagFollowsRetention(t *testing.T) {
 		t.Fatalf("unchanged tail_records read with its ETag: %d, want 304", status(again))
 	}
 }
+
+// Every response that targets a JSON stream says Stream-Extensions: the stream's own
+// operations, its sub-resources (the 307 of /snapshot included), refusals and DELETE;
+// a text stream's never do. Spec: D5 amendment, extension §6.
+func TestStreamExtensionsOnEveryJSONStreamResponse(t *testing.T) {
+	s := newTestServer(t)
+	s.do("PUT", "/default/j", `[{"a":1},{"b":2}]`, "Content-Type: application/json")
+	s.do("PUT", "/default/t", "x", "Content-Type: text/plain")
+	const o1 = "0000000000000000_0000000000000008"
+	for _, name := range []string{"j", "t"} {
+		p := "/default/" + name
+		ct := "Content-Type: application/json"
+		if name == "t" {
+			ct = "Content-Type: text/plain"
+		}
+		reqs := []struct{ method, path, body string }{
+			{"HEAD", p, ""}, {"GET", p + "?offset=-1", ""}, {"POST", p, `{"c":3}`},
+			{"PUT", p + "/snapshot/" + o1, `{}`}, {"GET", p + "/snapshot", ""},
+			{"GET", p + "/snapshot/" + o1, ""}, {"DELETE", p + "/snapshot/" + o1, ""},
+			{"GET", p + "/bootstrap", ""}, {"GET", p + "/attrs", ""}, {"PUT", p + "/attrs", "{}"},
+			{"POST", p + "/append-batch", frames(`{"d":4}`)}, {"PUT", p + "/retention/" + o1, ""},
+			{"GET", p + "?offset=9999999999999999_9999999999999999", ""}, {"DELETE", p, ""},
+		}
+		for _, q := range reqs {
+			hdr := []string{ct}
+			if strings.HasSuffix(q.path, "/attrs") {
+				hdr = []string{"Content-Type: application/json"}
+			}
+			w := s.do(q.method, q.path, q.body, hdr...)
+			got := w.Header().Get("Stream-Extensions")
+			if want := name == "j"; (got == "json-record-coordinates-v1") != want || (!want && got != "") {
+				t.Errorf("%s %s: %d Stream-Extensions %q (JSON stream: %v)", q.method, q.path, status(w), got, want)
+			}
+		}
+	}
+}

@@ -23,6 +23,9 @@ const (
 	tReserved                      // .../__ds/...: subscriptions
 )
 
+// subResource reports whether t names an extension sub-resource of a stream.
+func (t target) subResource() bool { return t.kind > tStream && t.kind <= tAppendBatch }
+
 // target is a parsed request path.
 type target struct {
 	kind   targetKind

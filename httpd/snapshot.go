@@ -58,13 +58,13 @@ func (h *Handler) publishSnapshot(w http.ResponseWriter, r *http.Request, t targ
 	hd.Set(hSnapshotOffset, info.Offset.String())
 	hd.Set(hSnapshotDigest, info.Digest)
 	hd.Set("Cache-Control", ccNoStore)
-	h.advertise(hd, t)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// advertise sets Stream-Extensions on responses of stream operations whose result does
-// not carry the stream's metadata (D5).
+// advertise sets Stream-Extensions on a response that targets a JSON stream where the
+// handler's result does not carry the stream's metadata: sub-resources (redirects,
+// snapshots, bootstrap, attrs, append-batch, retention), DELETE and errors (D5 amendment).
 func (h *Handler) advertise(hd http.Header, t target) {
 	if info, err := h.store.Head(t.key); err == nil && info.JSON() {
 		hd.Set(hExtensions, extRecords)
