@@ -63,9 +63,9 @@ func (st *Stream) MustRetain(offset string) {
 }
 
 // ReadSnapshot sends GET {stream}/snapshot/{offset}.
-func (st *Stream) ReadSnapshot(offset string) *Response {
+func (st *Stream) ReadSnapshot(offset string, opts ...Opt) *Response {
 	ginkgo.GinkgoHelper()
-	return st.s.Do("GET", st.snapshotURL(offset))
+	return st.s.Do("GET", st.snapshotURL(offset), opts...)
 }
 
 // DeleteSnapshot sends DELETE {stream}/snapshot/{offset}.
@@ -429,6 +429,18 @@ var _ = Section("x2", "X2 Snapshots", Ext("snapshot"), func() {
 			Expect(g).To(HaveBody("one"))
 			Expect(g).To(HaveHeader(hContentType, "application/x-one"))
 			Expect(g).To(HaveHeader(hSnapshotDigest, d1))
+		}
+	})
+
+	ConformanceIt(MUST, Reqs{"B-10-03", "X-2.5-01"}, "answers a snapshot read whose If-None-Match names its ETag with 304 and no body", func(s *S) {
+		st := s.Create("snap-etag", CT(ctText))
+		off := st.appendAll("a", "b")
+		st.MustPublishSnapshot(off[1], ctText, []byte("S"))
+		first := st.ReadSnapshot(off[1])
+		Expect(first).To(HaveStatus(200))
+		if etag := first.Get(hETag); etag != "" { // a server may send none: then there is nothing to honour
+			Expect(st.ReadSnapshot(off[1], H(hIfNoneMatch, etag))).To(SatisfyAll(HaveStatus(304), HaveEmptyBody()))
+			Expect(st.ReadSnapshot(off[1], H(hIfNoneMatch, `"other"`))).To(HaveBody("S"))
 		}
 	})
 

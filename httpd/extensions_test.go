@@ -250,3 +250,27 @@ func TestStreamExtensionsOnEveryJSONStreamResponse(t *testing.T) {
 		}
 	}
 }
+
+// Every response that carries an ETag answers a matching If-None-Match with 304: catch-up
+// reads, HEAD and snapshot reads (whose ETag is the digest). Spec: B-10-03, issue 18.
+func TestEveryETagHonoursIfNoneMatch(t *testing.T) {
+	s := newTestServer(t)
+	s.do("PUT", "/default/e", "ab", "Content-Type: text/plain")
+	s.do("PUT", "/default/e/snapshot/0000000000000000_0000000000000002", "S")
+	for _, q := range []struct{ method, path string }{
+		{"GET", "/default/e?offset=-1"}, {"HEAD", "/default/e"},
+		{"GET", "/default/e/snapshot/0000000000000000_0000000000000002"},
+	} {
+		first := s.do(q.method, q.path, "")
+		etag := first.Header().Get("ETag")
+		if status(first) != 200 || etag == "" {
+			t.Fatalf("%s %s: %d ETag %q", q.method, q.path, status(first), etag)
+		}
+		if w := s.do(q.method, q.path, "", "If-None-Match: "+etag); status(w) != 304 || w.Body.Len() != 0 || w.Header().Get("ETag") != etag {
+			t.Errorf("%s %s with its ETag: %d %q ETag %q, want 304", q.method, q.path, status(w), w.Body.String(), w.Header().Get("ETag"))
+		}
+		if w := s.do(q.method, q.path, "", `If-None-Match: "other"`); status(w) != 200 {
+			t.Errorf("%s %s with another ETag: %d", q.method, q.path, status(w))
+		}
+	}
+}

@@ -104,9 +104,11 @@ func (h *Handler) readSnapshot(w http.ResponseWriter, r *http.Request, t target)
 	hd.Set(hNextOffset, snap.Offset.String())
 	hd.Set(hUpToDate, strconv.FormatBool(snap.Offset == info.Tail))
 	hd.Set("Cache-Control", ccNoStore)
-	hd.Set("ETag", `"`+snap.Digest+`"`)
 	if info.JSON() {
 		setRecordBounds(hd, info)
+	}
+	if notModified(w, r, `"`+snap.Digest+`"`) {
+		return nil // a snapshot at an offset never changes (§2.2: other content is 409)
 	}
 	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
