@@ -461,3 +461,32 @@ func TestDuplicateGetsOriginalRecordRange(t *testing.T) {
 		}
 	}
 }
+
+// A text stream may be read from the held position inside a message, where SSE stopped
+// before an incomplete UTF-8 sequence, from the tail cache and from storage; nowhere
+// else inside a message, and never on a binary stream. Spec: D9, A-15.
+func TestReadFromHeldPosition(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("t", "text/plain", "caf\xc3")
+	te.mustAppend("t", "text/plain", "\xa9!")
+	te.mustCreate("b", "application/octet-stream", "caf\xc3")
+	check := func(when string) {
+		t.Helper()
+		res, err := te.Read(key("t"), ReadRequest{From: model.OffsetSpec{Kind: model.SpecAt, At: 3}, Bounds: true})
+		if err != nil || string(res.Data) != "\xc3\xa9!" || res.Start != 3 || res.Next != 6 || len(res.Ends) != 2 || res.Ends[0] != 1 {
+			t.Fatalf("%s: read from the held position: %q %+v %v", when, res.Data, res, err)
+		}
+		for _, k := range []string{"t", "b"} {
+			at := model.Offset(2)
+			if k == "b" {
+				at = 3
+			}
+			if _, err := te.Read(key(k), ReadRequest{From: model.OffsetSpec{Kind: model.SpecAt, At: at}}); !errors.Is(err, model.ErrOffsetNotBoundary) {
+				t.Fatalf("%s: read of %s inside a message at %d: %v", when, k, at, err)
+			}
+		}
+	}
+	check("cached")
+	te.reopen()
+	check("from storage")
+}

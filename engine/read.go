@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -128,6 +129,9 @@ func (e *Engine) readView(s *stream, v *streamMeta, req ReadRequest) (ReadResult
 		RecordStart: rec, RecordNext: rec}
 	if start < v.Tail {
 		sp, err := e.messages(s, v, start, lim)
+		if errors.Is(err, model.ErrOffsetNotBoundary) {
+			sp, err = e.fromHeld(s, v, start, lim)
+		}
 		if err != nil {
 			return ReadResult{}, err
 		}

@@ -14,7 +14,8 @@ import (
 //  3. Resolve the start: -1 or absent is the stream's start (B-8-03), and 410 once
 //     retention has advanced (D2 amendment), "now" the tail (B-8-04). A token past the
 //     tail is 400, one below the retention boundary 410 (B-4-02, D2), one that is not a
-//     message boundary 400. A 410 names the retention boundary in
+//     message boundary 400 unless it is the held position of a text stream's
+//     message, where SSE stopped before an incomplete UTF-8 sequence (D9). A 410 names the retention boundary in
 //     Stream-Next-Offset (RetainedError).
 //  4. 200 with whole messages from the start, as many as fit in ReadChunkBytes and at
 //     least one; Stream-Next-Offset is the end of what was returned, never -1
@@ -63,7 +64,7 @@ func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
 		if spec.At < st.retained {
 			return s, fail(StatusGone, &RetainedError{Start: st.retained})
 		}
-		if !st.isBoundary(spec.At) {
+		if !st.isReadPosition(spec.At) {
 			return s, fail(StatusBadRequest, ErrOffsetNotBoundary)
 		}
 		start = spec.At
