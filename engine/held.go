@@ -10,8 +10,8 @@ import (
 
 // fromHeld reads from o, a position inside a message: allowed only on text streams at
 // the held position where SSE stopped before an incomplete UTF-8 sequence (D9,
-// model.HeldPosition); the read is the rest of that message and the messages after it.
-// Else model.ErrOffsetNotBoundary.
+// model.HeldPosition); the read is the rest of that message and the messages after it,
+// at least one when there are any. Else model.ErrOffsetNotBoundary.
 func (e *Engine) fromHeld(s *stream, v *streamMeta, o uint64, lim limits) (span, error) {
 	if !model.IsTextual(v.MediaType) || v.isJSON() {
 		return span{}, model.ErrOffsetNotBoundary
@@ -26,6 +26,15 @@ func (e *Engine) fromHeld(s *stream, v *streamMeta, o uint64, lim limits) (span,
 	sp, err := e.messages(s, v, b, lim)
 	if err != nil {
 		return span{}, err
+	}
+	if end := b + uint64(len(msg)); len(sp.ends) == 1 && end < v.Tail {
+		// The held bytes alone cannot be sent: take the next message too.
+		more, err := e.messages(s, v, end, one)
+		if err != nil {
+			return span{}, err
+		}
+		sp.data = append(sp.data, more.data...)
+		sp.ends = append(sp.ends, len(sp.data))
 	}
 	cut := int(o - b)
 	sp.data = sp.data[cut:]

@@ -28,6 +28,7 @@ type readQuery struct {
 	cursor    string
 	timeout   time.Duration // timeout_ms (D6); 0 = server default
 	rec       *recordQuery  // record-aware read (extension §6.6); nil for offset reads
+	bounds    bool          // reads report message ends (binary SSE: one event per message)
 }
 
 // recordQuery is the record-aware part of a read (extension §6.6-§6.8).
@@ -144,7 +145,7 @@ func (q readQuery) firstRequest() engine.ReadRequest {
 		s := q.rec.start
 		return engine.ReadRequest{Record: &s, MaxMessages: q.rec.maxRecords}
 	}
-	return engine.ReadRequest{From: q.from}
+	return engine.ReadRequest{From: q.from, Bounds: q.bounds}
 }
 
 // nextRequest continues a live read after res.
@@ -153,7 +154,7 @@ func (q readQuery) nextRequest(res engine.ReadResult) engine.ReadRequest {
 		return engine.ReadRequest{Record: &engine.RecordSpec{Kind: engine.RecordContinue,
 			N: res.RecordNext, Offset: res.Next}, MaxMessages: q.rec.maxRecords}
 	}
-	return engine.ReadRequest{From: at(res.Next)}
+	return engine.ReadRequest{From: at(res.Next), Bounds: q.bounds}
 }
 
 // isNow reports a read that starts at the tail (no history: no-store, no ETag).
