@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/model"
 )
 
 // sseOverHTTP10 opens an SSE response with an HTTP/1.0 request, which cannot be hijacked:
@@ -52,14 +55,7 @@ func put(t *testing.T, u, ct, body string) {
 	resp.Body.Close()
 }
 
-func tok(n int) string { return "0000000000000000_" + strings.Repeat("0", 16-len(itoa(n))) + itoa(n) }
-
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + string(rune('0'+n%10))
-}
+func tok(n int) string { return model.Offset(n).String() }
 
 // On a text stream no data event ends inside a UTF-8 sequence: the trailing C3 of "caf"+C3
 // waits, the control event stops before it, and it goes out with the A9 that completes
@@ -124,5 +120,23 @@ func TestSSEBinaryOneEventPerMessage(t *testing.T) {
 				t.Fatalf("live frames:\n%s", out)
 			}
 		})
+	}
+}
+
+// A read chunk that ends inside a code point (the chunk limit falls at a message boundary
+// inside it) holds its incomplete tail back too: the next chunk starts with it.
+// Spec: D9, A-16.
+func TestSSEChunkLimitInsideACodePoint(t *testing.T) {
+	srv, _ := liveServerWith(t, Config{}, engine.Options{NoSync: true, SweepInterval: time.Hour, ReadChunkBytes: 4})
+	u := srv.URL + "/v1/stream/chunks"
+	put(t, u, "text/plain", "aaaa\xc3")
+	post(t, u, "text/plain", "\xa9bbbb")
+	for name, open := range sseOpeners {
+		ch := open(t, u+"?offset=-1&live=sse")
+		out, ok := collect(ch, "upToDate", 3*time.Second)
+		want := "data:aaaa\n\nevent: control\ndata:{\"streamNextOffset\":\"" + tok(4) + "\""
+		if !ok || !strings.Contains(out, want) || !strings.Contains(out, "data:ébbbb\n") || !strings.Contains(out, tok(10)) {
+			t.Fatalf("%s: chunks:\n%s", name, out)
+		}
 	}
 }
