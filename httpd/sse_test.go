@@ -91,6 +91,26 @@ func TestSSEHoldsBackIncompleteUTF8(t *testing.T) {
 	}
 }
 
+// Held bytes of a stream that is then closed without another append go out as they are,
+// before the closing control event. Spec: D9, A-19.
+func TestSSEHeldBytesGoOutAtClose(t *testing.T) {
+	srv, _ := liveServer(t, Config{})
+	for name, open := range sseOpeners {
+		t.Run(name, func(t *testing.T) {
+			u := srv.URL + "/v1/stream/held-close-" + name
+			put(t, u, "text/plain", "caf\xc3")
+			ch := open(t, u+"?offset=-1&live=sse")
+			if out, ok := collect(ch, "upToDate", 3*time.Second); !ok || !strings.Contains(out, tok(3)) {
+				t.Fatalf("first events:\n%q", out)
+			}
+			post(t, u, "text/plain", "", "Stream-Closed: true")
+			if out, ok := collect(ch, "streamClosed", 3*time.Second); !ok || !strings.Contains(out, "data:\xc3\n") || !strings.Contains(out, tok(4)) {
+				t.Fatalf("at close:\n%q", out)
+			}
+		})
+	}
+}
+
 // On a binary stream every message (append unit, append-batch frame) is its own base64
 // data event, each followed by its control event. Spec: D9, A-18.
 func TestSSEBinaryOneEventPerMessage(t *testing.T) {
