@@ -490,3 +490,16 @@ func TestReadFromHeldPosition(t *testing.T) {
 	te.reopen()
 	check("from storage")
 }
+
+// From a held position the message after the held bytes comes along even when it alone
+// exceeds the read's size target. Spec: D9, A-16.
+func TestReadFromHeldPositionTakesTheNextMessage(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("t", "text/plain", "caf\xc3")
+	te.mustAppend("t", "text/plain", "\xa9 and more than four bytes")
+	te.mustAppend("t", "text/plain", "!")
+	res, err := te.Read(key("t"), ReadRequest{From: model.OffsetSpec{Kind: model.SpecAt, At: 3}, MaxBytes: 4})
+	if err != nil || string(res.Data) != "\xc3\xa9 and more than four bytes" || res.UpToDate {
+		t.Fatalf("read from the held position: %q %+v %v", res.Data, res, err)
+	}
+}

@@ -23,6 +23,8 @@ func (e *Engine) fromHeld(s *stream, v *streamMeta, o uint64, lim limits) (span,
 	if !model.HeldPosition(msg, int(o-b)) {
 		return span{}, model.ErrOffsetNotBoundary
 	}
+	cut := int(o - b)
+	lim.bytes += cut // the size target counts from o, as for any read
 	sp, err := e.messages(s, v, b, lim)
 	if err != nil {
 		return span{}, err
@@ -36,7 +38,6 @@ func (e *Engine) fromHeld(s *stream, v *streamMeta, o uint64, lim limits) (span,
 		sp.data = append(sp.data, more.data...)
 		sp.ends = append(sp.ends, len(sp.data))
 	}
-	cut := int(o - b)
 	sp.data = sp.data[cut:]
 	for i := range sp.ends {
 		sp.ends[i] -= cut

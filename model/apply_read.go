@@ -81,12 +81,16 @@ func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
 }
 
 // chunkEnd is the end of one catch-up response from the boundary start: whole
-// messages while the total stays within max bytes, and at least one message.
+// messages while the total stays within max bytes, and at least one message. From a held
+// position (D9) the held bytes alone are not a chunk: the message after them comes too.
 func (st *stream) chunkEnd(start Offset, max int) Offset {
 	if start == st.tail() {
 		return start
 	}
 	i := sort.Search(len(st.msgEnds), func(i int) bool { return st.msgEnds[i] > uint64(start) })
+	if !st.isBoundary(start) && i+1 < len(st.msgEnds) {
+		i++
+	}
 	end := st.msgEnds[i]
 	for i++; i < len(st.msgEnds) && st.msgEnds[i]-uint64(start) <= uint64(max); i++ {
 		end = st.msgEnds[i]

@@ -34,3 +34,18 @@ func TestReadFromHeldPosition(t *testing.T) {
 	b.want(create("application/octet-stream", "caf\xc3"), StatusCreated)
 	b.wantErr(read(Offset(3).String()), StatusBadRequest, ErrOffsetNotBoundary)
 }
+
+// A read from a held position carries the message after the held bytes even when that
+// message alone exceeds the chunk size: the held bytes alone are not a chunk. Spec: D9, A-16.
+func TestReadFromHeldPositionTakesTheNextMessage(t *testing.T) {
+	m := newMachine(t)
+	m.s = NewState(Config{ReadChunkBytes: 4})
+	m.want(CreateBucket{Bucket: "test"}, StatusCreated)
+	m.want(create("text/plain", "caf\xc3"), StatusCreated)
+	m.want(post("text/plain", "\xa9 and more than four bytes"), StatusNoContent)
+	m.want(post("text/plain", "!"), StatusNoContent)
+	res := m.want(read(Offset(3).String()), StatusOK)
+	if string(res.Body) != "\xc3\xa9 and more than four bytes" || res.UpToDate {
+		t.Fatalf("read from the held position: %q up-to-date %v", res.Body, res.UpToDate)
+	}
+}
