@@ -16,8 +16,8 @@ import (
 // sse serves GET {stream}?live=sse (B-5.8, B-8-06, B-8-07, D6, D9, extension §6.9): one
 // data event per read chunk on text and JSON streams, per message on binary ones, per
 // record with the envelope view, each followed by a control event in the same write; no
-// data event ends inside a UTF-8 sequence (holdBack); keep-alive control events while caught up; the final control
-// event after closure; the response ends after SSEMaxAge.
+// data event ends inside a UTF-8 sequence (holdBack); keep-alive control events while
+// caught up; the final control event after closure; the response ends after SSEMaxAge.
 func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQuery) error {
 	lr, info, err := h.store.OpenLive(t.key)
 	if err != nil {
