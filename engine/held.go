@@ -3,8 +3,7 @@ package engine
 import (
 	"sort"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -24,14 +23,14 @@ func (e *Engine) fromHeld(s *stream, v *streamMeta, o uint64, lim limits) (span,
 		return span{}, model.ErrOffsetNotBoundary
 	}
 	cut := int(o - b)
-	lim.bytes += cut // the size target counts from o, as for any read
+	lim.Bytes += cut // the size target counts from o, as for any read
 	sp, err := e.messages(s, v, b, lim)
 	if err != nil {
 		return span{}, err
 	}
 	if end := b + uint64(len(msg)); len(sp.ends) == 1 && end < v.Tail {
 		// The held bytes alone cannot be sent: take the next message too.
-		more, err := e.messages(s, v, end, one)
+		more, err := e.messages(s, v, end, storage.One)
 		if err != nil {
 			return span{}, err
 		}
@@ -52,38 +51,15 @@ func (e *Engine) containing(s *stream, v *streamMeta, o uint64) (uint64, []byte,
 	s.mu.Lock()
 	c := &s.cache
 	if len(c.msgs) > 0 && o >= c.start && o < c.end && c.end <= v.Tail {
-		i := sort.Search(len(c.msgs), func(i int) bool { return c.msgs[i].off > o }) - 1
+		i := sort.Search(len(c.msgs), func(i int) bool { return c.msgs[i].Off > o }) - 1
 		m := c.msgs[i]
 		s.mu.Unlock()
-		return m.off, m.data(), nil
+		return m.Off, m.Data(), nil
 	}
 	s.mu.Unlock()
-	var (
-		start uint64
-		msg   []byte
-	)
-	err := e.db.View(func(tx *bolt.Tx) error {
-		for _, sg := range v.segments() {
-			if o < sg.From || o >= sg.To {
-				continue
-			}
-			cur := tx.Bucket(bktData).Cursor()
-			k, val := cur.Seek(posKey(sg.SID, o))
-			if k == nil {
-				k, val = cur.Last()
-			} else {
-				k, val = cur.Prev()
-			}
-			if k == nil {
-				break
-			}
-			if sid, off := splitPosKey(k); sid == sg.SID && off >= sg.From && off+uint64(len(val)-1) > o {
-				start, msg = off, append([]byte(nil), val[1:]...)
-				return nil
-			}
-			break
-		}
-		return model.ErrOffsetNotBoundary
-	})
-	return start, msg, err
+	start, val, err := e.st.MessageAt(v.segments(), o)
+	if err != nil {
+		return 0, nil, err
+	}
+	return start, val[1:], nil
 }

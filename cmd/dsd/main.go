@@ -1,5 +1,5 @@
 // Command dsd serves the Durable Streams protocol and its extensions over HTTP, durably,
-// from one bbolt data file.
+// from one data file (engine/boltstore).
 //
 //	dsd [--addr 127.0.0.1:4437] [--data-dir ./data] [--long-poll-timeout 20s]
 //	    [--sse-max-age 60s] [--compat-bucket default] [--max-body 33554432]
@@ -51,7 +51,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.unsafeNoSync, "unsafe-no-sync", false, "UNSAFE, tests only: skip fsync, so acknowledged data can be lost on a crash")
 	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile to this file until shutdown (diagnostics)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: dsd [flags]\n\nServes Durable Streams (base protocol and extensions) from a bbolt data file.\n\nFlags:\n")
+		fmt.Fprintf(fs.Output(), "Usage: dsd [flags]\n\nServes Durable Streams (base protocol and extensions) from one data file (dsd.db).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	return o, fs.Parse(args)
