@@ -1,7 +1,6 @@
 package httpd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -251,15 +250,17 @@ func (hb *sseHub) deliverGroup(members []*sseSub) bool {
 			return !errors.Is(err, model.ErrStreamNotFound) && !errors.Is(err, model.ErrStreamGone)
 		}
 		res, end := holdBack(rep.enc, raw)
+		raw.Data = nil
 		if len(res.Data) == 0 && !res.EOF {
 			for _, s := range members {
 				s.end = max(s.end, end) // only bytes that complete nothing yet: wait past them
 			}
 			return true
 		}
-		var buf bytes.Buffer
-		hb.h.writeEvents(&buf, rep.enc, rep.q, res)
-		hb.send(chunk(buf.Bytes()), members, res, end)
+		buf := newChunkBuf(nil)
+		hb.h.writeEvents(buf, rep.enc, rep.q, res)
+		res.Data = nil
+		hb.send(frameChunk(buf), members, res, end)
 		if res.EOF {
 			for _, s := range members {
 				if !s.dead {
@@ -330,9 +331,9 @@ func (hb *sseHub) housekeep(now time.Time) {
 	}
 	for _, members := range groups {
 		rep := members[0]
-		var buf bytes.Buffer
-		hb.h.writeControlEvent(&buf, rep.q, rep.info, rep.next, rep.nextRec, true, false)
-		hb.send(chunk(buf.Bytes()), members, engine.ReadResult{}, 0)
+		buf := newChunkBuf(nil)
+		hb.h.writeControlEvent(buf, rep.q, rep.info, rep.next, rep.nextRec, true, false)
+		hb.send(frameChunk(buf), members, engine.ReadResult{}, 0)
 	}
 	hb.compact()
 }

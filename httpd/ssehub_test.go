@@ -32,7 +32,9 @@ func liveServerWith(t *testing.T, cfg Config, opts engine.Options) (*httptest.Se
 	eng.CreateBucket("default")
 	cfg.CompatBucket = "default"
 	h := New(EngineStore{Engine: eng}, cfg)
-	srv := httptest.NewServer(h)
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnContext = ConnContext
+	srv.Start()
 	t.Cleanup(func() { h.Shutdown(); srv.Close(); eng.Close() })
 	return srv, h
 }
