@@ -230,7 +230,7 @@ var _ = Section("x6", "X6 JSON record coordinates", Ext(recordsToken), func() {
 		o := st.x6RecordOffsets(0, 2)
 		rs := []*Response{st.PublishSnapshot(o.at(1), []byte(`{"folded":1}`), CT(ctJSON))}
 		rs = append(rs, st.LatestSnapshot(), st.ReadSnapshot(o.at(1)), st.DeleteSnapshot(o.at(1)), st.Bootstrap(),
-			s.Do("GET", st.URL+"/attrs"), s.Do("PUT", st.URL+"/attrs", CT(ctJSON), Text(`{"title":"t"}`)),
+			s.Do("GET", st.Ext+"/attrs"), s.Do("PUT", st.Ext+"/attrs", CT(ctJSON), Text(`{"title":"t"}`)),
 			st.AppendBatch(batchBody([]byte(recVal("a", 2))), CT(ctJSON)), st.Retain(o.at(1)),
 			st.Read(offsetStart), st.Read("9999999999999999_9999999999999999"))
 		for i, want := range []int{204, 307, 200, 409, 200, 200, 204, 200, 204, 410, 400} {
