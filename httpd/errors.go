@@ -87,8 +87,11 @@ func errorHeaders(h http.Header, err error) {
 		gap    *model.SeqGapError
 		recMis *model.RecordMismatchError
 		recRng *model.RecordRangeError
+		gone   *model.RetainedError
 	)
 	switch {
+	case errors.As(err, &gone):
+		h.Set(hNextOffset, gone.Start.String())
 	case errors.As(err, &closed):
 		h.Set(hStreamClosed, "true")
 		h.Set(hNextOffset, closed.Final.String())

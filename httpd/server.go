@@ -217,7 +217,12 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, _ httprouter.
 			w.Header().Set("Allow", allowed(t.kind))
 			err = model.ErrMethodNotAllowed
 		} else {
-			err = fn(w, r, t)
+			if t.subResource() || (t.kind == tStream && r.Method == http.MethodDelete) {
+				h.advertise(w.Header(), t) // before the handler: a DELETE ends the stream
+			}
+			if err = fn(w, r, t); err != nil && t.kind == tStream {
+				h.advertise(w.Header(), t)
+			}
 		}
 	}
 	if err != nil {

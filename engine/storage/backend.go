@@ -65,6 +65,10 @@ type Backend interface {
 	// first segment that reaches past it, else model.ErrOffsetNotBoundary. val is valid
 	// only during visit.
 	Messages(segs []Segment, start, tail uint64, lim Limits, visit func(off uint64, val []byte)) error
+	// MessageAt returns the stored message (flags byte, then bytes) of segs that holds
+	// offset off, and its offset; model.ErrOffsetNotBoundary when none does. It serves
+	// reads that start inside a message (a text stream's held position, D9).
+	MessageAt(segs []Segment, off uint64) (start uint64, val []byte, err error)
 	// RecordOffset returns the offset of record r of incarnation sid (extension §6.1).
 	RecordOffset(sid, r uint64) (off uint64, ok bool, err error)
 	// OrdinalAt returns the least record r in [lo, hi) of incarnation sid whose offset is
