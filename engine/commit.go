@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -125,6 +126,7 @@ func (e *Engine) commitLoop() {
 		if p := e.failed.Load(); p != nil {
 			err = *p
 		} else {
+			start := time.Now()
 			err = e.db.Update(func(tx *bolt.Tx) error {
 				if hook := e.commitHook.Load(); hook != nil {
 					if err := (*hook)(); err != nil {
@@ -133,6 +135,9 @@ func (e *Engine) commitLoop() {
 				}
 				return applyBatch(tx, batch, dirty)
 			})
+			if obs := e.opts.Observer; obs != nil {
+				obs.Committed(len(batch), time.Since(start), err)
+			}
 			if err != nil {
 				e.fail(err)
 			}

@@ -3,7 +3,7 @@ package httpd
 import (
 	"encoding/json"
 	"errors"
-	"log"
+	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -107,9 +107,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, known := errorStatus(err)
 	code := model.ErrorCode(err)
 	if !known {
-		log.Printf("dsd: %s %s: internal error: %v", r.Method, r.URL.RequestURI(), err)
+		slog.Error("internal error", "method", r.Method, "path", r.URL.RequestURI(), "err", err)
 		code = "INTERNAL"
 	}
+	noteCode(r, code)
 	h := w.Header()
 	errorHeaders(h, err)
 	h.Set("Cache-Control", "no-store")

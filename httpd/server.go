@@ -108,6 +108,7 @@ func methodOrRouteError(r *http.Request) error {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setCommonHeaders(w.Header(), r)
+	countBody(r, requestInfo(r))
 	if len(h.cfg.AuthTokens) > 0 && r.Method != http.MethodOptions && !h.authorized(r) {
 		writeError(w, r, model.ErrUnauthorized)
 		return
@@ -161,6 +162,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, t target) error
 func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	t, err := h.parseTarget(r.URL.EscapedPath())
 	if err == nil {
+		noteRoute(r, t.kind)
 		fn := h.route(t, r.Method)
 		if fn == nil {
 			w.Header().Set("Allow", allowed(t.kind))

@@ -1,164 +1,103 @@
 // Command dsd serves the Durable Streams protocol and its extensions over HTTP, durably,
 // from one bbolt data file.
 //
-//	dsd [--addr 127.0.0.1:4437] [--data-dir ./data] [--long-poll-timeout 20s]
-//	    [--sse-max-age 60s] [--compat-bucket default] [--max-body 33554432]
-//	    [--auth-tokens FILE] [--cache-private]
+//	dsd [flags]                 serve (dsd --help lists the flags)
+//	dsd --version               print the module version and VCS revision
 //
 // On SIGTERM or SIGINT it stops accepting connections, lets requests in flight finish
-// (live reads are ended), commits what is queued and closes the data file.
+// (live reads are ended), commits what is queued and closes the data file. On SIGHUP it
+// reloads the --auth-tokens file and the --tls-cert/--tls-key pair.
 package main
 
 import (
-	"bufio"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"log"
-	"net"
-	"net/http"
+	"io"
 	"os"
-	"os/signal"
-	"runtime/pprof"
 	"strings"
-	"syscall"
 	"time"
-
-	"github.com/dsd-project/dsd/engine"
-	"github.com/dsd-project/dsd/httpd"
 )
 
 type options struct {
 	addr, dataDir, compatBucket, authFile string
+	adminAddr                             string
 	longPoll, sseMaxAge                   time.Duration
 	maxBody                               int64
 	unsafeNoSync, cachePrivate            bool
 	cpuProfile                            string
+	logFormat, logLevel                   string
+	logRequests, version                  bool
 }
 
-func parseFlags(args []string) (options, error) {
+const usageHead = `Usage: dsd [flags]
+
+Serves Durable Streams (base protocol and extensions) from a bbolt data file.
+
+Examples:
+  dsd --addr 127.0.0.1:4437 --data-dir /var/lib/dsd
+  dsd --addr 127.0.0.1:0 --admin-addr 127.0.0.1:0 --log-format json   # free ports, JSON logs
+  dsd --log-requests=false --log-level warn
+  dsd --version
+
+Flags:
+`
+
+func parseFlags(args []string) (options, *flag.FlagSet, error) {
 	var o options
 	fs := flag.NewFlagSet("dsd", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported by main; --help prints to stdout
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:4437", "listen address (host:port; port 0 picks a free port)")
 	fs.StringVar(&o.dataDir, "data-dir", "./data", "directory of the data file dsd.db (created if missing)")
 	fs.DurationVar(&o.longPoll, "long-poll-timeout", 20*time.Second, "how long a long-poll waits for data before answering 204")
 	fs.DurationVar(&o.sseMaxAge, "sse-max-age", 60*time.Second, "SSE responses end after this long; clients reconnect from the last offset")
 	fs.StringVar(&o.compatBucket, "compat-bucket", "default", "bucket behind the flat /v1/stream/{name} surface; empty disables that surface")
 	fs.Int64Var(&o.maxBody, "max-body", 32<<20, "largest accepted request body in bytes; larger bodies get 413")
-	fs.StringVar(&o.authFile, "auth-tokens", "", "file of bearer tokens, one per line; when set, requests without a listed token get 401")
+	fs.StringVar(&o.authFile, "auth-tokens", "", "file of bearer tokens, one per line; when set, requests without a listed token get 401 (reloaded on SIGHUP)")
 	fs.BoolVar(&o.cachePrivate, "cache-private", false, "mark cacheable reads Cache-Control: private (for private data behind shared caches); implied by --auth-tokens")
+	fs.StringVar(&o.adminAddr, "admin-addr", "127.0.0.1:9437", "admin listener (/metrics, /healthz, /readyz, /debug/pprof/); empty turns it off; port 0 picks a free port")
+	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
+	fs.BoolVar(&o.logRequests, "log-requests", true, "log one line per request at info (live reads when they end)")
+	fs.BoolVar(&o.version, "version", false, "print the version and VCS revision, then exit")
 	fs.BoolVar(&o.unsafeNoSync, "unsafe-no-sync", false, "UNSAFE, tests only: skip fsync, so acknowledged data can be lost on a crash")
 	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile to this file until shutdown (diagnostics)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: dsd [flags]\n\nServes Durable Streams (base protocol and extensions) from a bbolt data file.\n\nFlags:\n")
+	if err := fs.Parse(args); err != nil {
+		return o, fs, err
+	}
+	if fs.NArg() > 0 {
+		return o, fs, fmt.Errorf("unexpected argument %q: dsd takes flags only (see dsd --help)", fs.Arg(0))
+	}
+	return o, fs, nil
+}
+
+func main() { os.Exit(dsdMain(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// dsdMain runs dsd with args and returns the exit status: 0, 1 on a failure, 2 on bad
+// usage.
+func dsdMain(args []string, stdout, stderr io.Writer) int {
+	o, fs, err := parseFlags(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usageHead)
+		fs.SetOutput(stdout)
 		fs.PrintDefaults()
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "dsd: %s\nRun 'dsd --help' for usage.\n", strings.TrimSpace(err.Error()))
+		return 2
+	case o.version:
+		fmt.Fprintln(stdout, versionString())
+		return 0
 	}
-	return o, fs.Parse(args)
-}
-
-func main() {
-	o, err := parseFlags(os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
+	log, err := newLogger(o.logFormat, o.logLevel, stderr)
 	if err != nil {
-		os.Exit(2)
+		fmt.Fprintf(stderr, "dsd: %s\nRun 'dsd --help' for usage.\n", err)
+		return 2
 	}
-	if err := run(o); err != nil {
-		fmt.Fprintln(os.Stderr, "dsd:", err)
-		os.Exit(1)
+	if err := run(o, log); err != nil {
+		fmt.Fprintln(stderr, "dsd:", err)
+		return 1
 	}
-}
-
-func run(o options) error {
-	tokens, err := readTokens(o.authFile)
-	if err != nil {
-		return err
-	}
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	eng, err := engine.Open(o.dataDir, engine.Options{NoSync: o.unsafeNoSync})
-	if err != nil {
-		return err
-	}
-	if o.compatBucket != "" {
-		if _, err := eng.CreateBucket(o.compatBucket); err != nil {
-			eng.Close()
-			return fmt.Errorf("compat bucket %q: %w", o.compatBucket, err)
-		}
-	}
-	h := httpd.New(httpd.EngineStore{Engine: eng}, httpd.Config{
-		LongPollTimeout: o.longPoll, SSEMaxAge: o.sseMaxAge, CompatBucket: o.compatBucket,
-		MaxBody: o.maxBody, AuthTokens: tokens, CachePrivate: o.cachePrivate,
-	})
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		eng.Close()
-		return err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	log.SetFlags(0)
-	log.Printf("dsd: listening on http://%s (data %s)", ln.Addr(), eng.Path())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	select {
-	case s := <-sig:
-		log.Printf("dsd: %s: draining", s)
-	case err := <-errc:
-		cancel()
-		eng.Close()
-		return err
-	}
-	cancel() // ends live reads
-	h.Shutdown()
-	shutCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
-	defer stop()
-	if err := srv.Shutdown(shutCtx); err != nil {
-		log.Printf("dsd: shutdown: %v", err)
-	}
-	if err := eng.Close(); err != nil {
-		return err
-	}
-	log.Printf("dsd: stopped")
-	return nil
-}
-
-// readTokens reads bearer tokens, one per line; blank lines and # comments are skipped.
-func readTokens(path string) ([]string, error) {
-	if path == "" {
-		return nil, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("auth tokens: %w", err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if t := strings.TrimSpace(sc.Text()); t != "" && !strings.HasPrefix(t, "#") {
-			out = append(out, t)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("auth tokens: %s lists no token", path)
-	}
-	return out, nil
+	return 0
 }

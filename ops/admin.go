@@ -1,0 +1,78 @@
+package ops
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/pprof"
+	"sync/atomic"
+
+	"github.com/dsd-project/dsd/engine"
+)
+
+// Admin is the admin listener's handler (D12): /metrics, /healthz, /readyz, /debug/pprof/
+// (and /backup). It answers before the engine is open (/healthz 200, /readyz 503), so that a
+// supervisor can tell a process that is recovering from one that is down.
+type Admin struct {
+	metrics *Metrics
+	eng     atomic.Pointer[engine.Engine]
+	mux     *http.ServeMux
+}
+
+// NewAdmin returns the admin handler over m (nil: /metrics answers 404).
+func NewAdmin(m *Metrics) *Admin {
+	a := &Admin{metrics: m, mux: http.NewServeMux()}
+	if m != nil {
+		a.mux.Handle("GET /metrics", m.Handler())
+	}
+	a.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeStatus(w, http.StatusOK, "ok", "")
+	})
+	a.mux.HandleFunc("GET /readyz", a.readyz)
+	a.mux.HandleFunc("/debug/pprof/", pprof.Index)
+	a.mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	a.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	a.mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	a.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return a
+}
+
+// SetEngine marks the data file open (recovery done): /readyz then reports its state.
+func (a *Admin) SetEngine(e *engine.Engine) {
+	a.eng.Store(e)
+	if a.metrics != nil {
+		a.metrics.SetEngine(e)
+	}
+}
+
+func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+
+// readyz answers 200 when the data file is open and writable, else 503 with the reason
+// and Retry-After.
+func (a *Admin) readyz(w http.ResponseWriter, r *http.Request) {
+	e := a.eng.Load()
+	if e == nil {
+		writeStatus(w, http.StatusServiceUnavailable, "starting", "the data file is being opened")
+		return
+	}
+	if err := e.Ready(); err != nil {
+		writeStatus(w, http.StatusServiceUnavailable, "not_ready", err.Error())
+		return
+	}
+	writeStatus(w, http.StatusOK, "ready", "")
+}
+
+// writeStatus writes {"status": status, "reason": reason} (reason omitted when empty).
+func writeStatus(w http.ResponseWriter, code int, status, reason string) {
+	body := map[string]string{"status": status}
+	if reason != "" {
+		body["reason"] = reason
+	}
+	b, _ := json.Marshal(body)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	w.WriteHeader(code)
+	_, _ = w.Write(append(b, '\n'))
+}
