@@ -28,6 +28,8 @@ type options struct {
 	cpuProfile                            string
 	logFormat, logLevel                   string
 	logRequests, version                  bool
+	tlsCert, tlsKey                       string
+	h2c                                   bool
 }
 
 const usageHead = `Usage: dsd [flags]
@@ -37,7 +39,8 @@ Serves Durable Streams (base protocol and extensions) from a bbolt data file.
 Examples:
   dsd --addr 127.0.0.1:4437 --data-dir /var/lib/dsd
   dsd --addr 127.0.0.1:0 --admin-addr 127.0.0.1:0 --log-format json   # free ports, JSON logs
-  dsd --log-requests=false --log-level warn
+  dsd --addr :8443 --tls-cert cert.pem --tls-key key.pem --auth-tokens tokens.txt
+  dsd --h2c --log-requests=false --log-level warn    # HTTP/2 cleartext behind a proxy
   dsd --version
 
 Flags:
@@ -59,14 +62,22 @@ func parseFlags(args []string) (options, *flag.FlagSet, error) {
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	fs.BoolVar(&o.logRequests, "log-requests", true, "log one line per request at info (live reads when they end)")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS, HTTP/2 by ALPN; needs --tls-key; reloaded on SIGHUP")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
+	fs.BoolVar(&o.h2c, "h2c", false, "also serve HTTP/2 without TLS (prior knowledge, e.g. behind a proxy that speaks h2c)")
 	fs.BoolVar(&o.version, "version", false, "print the version and VCS revision, then exit")
 	fs.BoolVar(&o.unsafeNoSync, "unsafe-no-sync", false, "UNSAFE, tests only: skip fsync, so acknowledged data can be lost on a crash")
 	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile to this file until shutdown (diagnostics)")
 	if err := fs.Parse(args); err != nil {
 		return o, fs, err
 	}
-	if fs.NArg() > 0 {
+	switch {
+	case fs.NArg() > 0:
 		return o, fs, fmt.Errorf("unexpected argument %q: dsd takes flags only (see dsd --help)", fs.Arg(0))
+	case (o.tlsCert == "") != (o.tlsKey == ""):
+		return o, fs, errors.New("--tls-cert and --tls-key go together")
+	case o.h2c && o.tlsCert != "":
+		return o, fs, errors.New("--h2c is HTTP/2 on plain TCP; with --tls-cert, HTTP/2 is negotiated by TLS")
 	}
 	return o, fs, nil
 }

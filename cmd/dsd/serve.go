@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -68,6 +69,13 @@ func run(o options, log *slog.Logger) error {
 		LongPollTimeout: o.longPoll, SSEMaxAge: o.sseMaxAge, CompatBucket: o.compatBucket,
 		MaxBody: o.maxBody, AuthTokens: tokens, CachePrivate: o.cachePrivate,
 	})
+	var certs *certSource
+	if o.tlsCert != "" {
+		if certs, err = newCertSource(o.tlsCert, o.tlsKey); err != nil {
+			eng.Close()
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		eng.Close()
@@ -80,8 +88,15 @@ func run(o options, log *slog.Logger) error {
 	srv := &http.Server{Handler: ops.Observe(h, reqLog, metrics), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx },
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	log.Info(fmt.Sprintf("dsd: listening on http://%s", ln.Addr()), "data", eng.Path())
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Protocols:   protocols(certs != nil, o.h2c)}
+	scheme := "http"
+	if certs != nil {
+		srv.TLSConfig = certs.tlsConfig()
+		ln = tls.NewListener(ln, srv.TLSConfig)
+		scheme = "https"
+	}
+	log.Info(fmt.Sprintf("dsd: listening on %s://%s", scheme, ln.Addr()), "data", eng.Path(), "h2c", o.h2c)
 	if admin != nil {
 		admin.SetEngine(eng)
 		log.Info(fmt.Sprintf("dsd: admin listening on http://%s", adminLn.Addr()))
@@ -89,11 +104,8 @@ func run(o options, log *slog.Logger) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	select {
-	case s := <-sig:
-		log.Info("dsd: draining", "signal", s.String())
-	case err := <-errc:
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	if err := waitForStop(log, sig, errc, certs); err != nil {
 		cancel()
 		eng.Close()
 		return err
@@ -110,4 +122,34 @@ func run(o options, log *slog.Logger) error {
 	}
 	log.Info("dsd: stopped")
 	return nil
+}
+
+// waitForStop returns nil on SIGTERM or SIGINT, or the error that ended the server;
+// SIGHUP reloads.
+func waitForStop(log *slog.Logger, sig <-chan os.Signal, errc <-chan error, certs *certSource) error {
+	for {
+		select {
+		case s := <-sig:
+			if s == syscall.SIGHUP {
+				reload(log, certs)
+				continue
+			}
+			log.Info("dsd: draining", "signal", s.String())
+			return nil
+		case err := <-errc:
+			return err
+		}
+	}
+}
+
+// reload re-reads what SIGHUP reloads: the TLS key pair. A failure is logged and the
+// previous state kept.
+func reload(log *slog.Logger, certs *certSource) {
+	if certs != nil {
+		if err := certs.reload(); err != nil {
+			log.Error("dsd: SIGHUP: keeping the previous certificate", "err", err)
+		} else {
+			log.Info("dsd: SIGHUP: TLS certificate reloaded", "cert", certs.certFile)
+		}
+	}
 }
