@@ -33,6 +33,7 @@ var statusOf = map[*model.Error]int{
 	model.ErrSnapshotPastTail: 409,
 	model.ErrSnapshotLatest:   409, model.ErrRetentionInvalid: 409,
 	model.ErrStorageFailed: 503, model.ErrShuttingDown: 503,
+	model.ErrBadContentEncoding: 415, model.ErrForbidden: 403,
 }
 
 // errorStatus returns the HTTP status for err, and whether err is a known protocol error.

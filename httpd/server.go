@@ -108,7 +108,6 @@ func methodOrRouteError(r *http.Request) error {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setCommonHeaders(w.Header(), r)
-	countBody(r, requestInfo(r))
 	if len(h.cfg.AuthTokens) > 0 && r.Method != http.MethodOptions && !h.authorized(r) {
 		writeError(w, r, model.ErrUnauthorized)
 		return
@@ -126,6 +125,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	if err := decodeRequestBody(r); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	countBody(r, requestInfo(r))
 	h.router.ServeHTTP(w, r)
 }
 
@@ -168,7 +172,12 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, _ httprouter.
 			w.Header().Set("Allow", allowed(t.kind))
 			err = model.ErrMethodNotAllowed
 		} else {
-			err = fn(w, r, t)
+			cw, finish := compressResponse(w, r, t.kind)
+			if err = fn(cw, r, t); err != nil {
+				writeError(cw, r, err)
+			}
+			finish() // not deferred: a handler's abort panic must not end the body cleanly
+			return
 		}
 	}
 	if err != nil {
