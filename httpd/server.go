@@ -6,10 +6,9 @@
 package httpd
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"net/http"
-	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -29,9 +28,13 @@ type Config struct {
 	CompatBucket string
 	// MaxBody bounds request bodies in bytes (D5; default 32 MiB); larger is 413.
 	MaxBody int64
-	// AuthTokens, when non-empty, are the bearer tokens allowed to use the server
-	// (B-12-01); other requests get 401. Setting them implies CachePrivate.
+	// AuthTokens, when non-empty, are bearer tokens granted everything (B-12-01); other
+	// requests get 401. Setting them (or Tokens) implies CachePrivate.
 	AuthTokens []string
+	// Tokens, when set, are scoped bearer tokens (D12; ParseTokens): a request without a
+	// listed token gets 401, one whose token lacks the scope it needs 403. It takes
+	// precedence over AuthTokens; Handler.SetTokens replaces it.
+	Tokens *Tokens
 	// CachePrivate marks cacheable reads `private` instead of `public` (A-04's option,
 	// B-10-01: private data) and adds `Vary: Authorization`.
 	CachePrivate bool
@@ -50,7 +53,10 @@ func (c *Config) defaults() {
 	if c.MaxBody == 0 {
 		c.MaxBody = 32 << 20
 	}
-	if len(c.AuthTokens) > 0 {
+	if c.Tokens == nil && len(c.AuthTokens) > 0 {
+		c.Tokens = TokensOf(c.AuthTokens)
+	}
+	if c.Tokens != nil {
 		c.CachePrivate = true // a shared cache must never hold a protected read (B-12-01)
 	}
 }
@@ -62,6 +68,7 @@ type Handler struct {
 	router *httprouter.Router
 	now    func() time.Time
 	hubs   hubSet
+	tokens atomic.Pointer[Tokens] // nil: no authentication
 }
 
 // Shutdown ends every SSE response parked on a hijacked connection with its final chunk
@@ -73,6 +80,9 @@ func (h *Handler) Shutdown() { h.hubs.close(5 * time.Second) }
 func New(store Store, cfg Config) *Handler {
 	cfg.defaults()
 	h := &Handler{store: store, cfg: cfg, now: time.Now}
+	if cfg.Tokens != nil {
+		h.tokens.Store(cfg.Tokens)
+	}
 	r := httprouter.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
@@ -108,8 +118,9 @@ func methodOrRouteError(r *http.Request) error {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setCommonHeaders(w.Header(), r)
-	if len(h.cfg.AuthTokens) > 0 && r.Method != http.MethodOptions && !h.authorized(r) {
-		writeError(w, r, model.ErrUnauthorized)
+	r, err := h.authenticate(r)
+	if err != nil {
+		writeError(w, r, err)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodPut &&
@@ -133,21 +144,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.router.ServeHTTP(w, r)
 }
 
-// authorized checks the bearer token (B-12-01).
-func (h *Handler) authorized(r *http.Request) bool {
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") { // schemes are case-insensitive (RFC 9110 §11.1)
-		return false
-	}
-	tok = strings.TrimSpace(tok)
-	for _, t := range h.cfg.AuthTokens {
-		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
-			return true
-		}
-	}
-	return false
-}
-
 // options answers CORS preflights (A-25).
 func (h *Handler) options(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	hd := w.Header()
@@ -167,20 +163,21 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, _ httprouter.
 	t, err := h.parseTarget(r.URL.EscapedPath())
 	if err == nil {
 		noteRoute(r, t.kind)
-		fn := h.route(t, r.Method)
-		if fn == nil {
-			w.Header().Set("Allow", allowed(t.kind))
-			err = model.ErrMethodNotAllowed
-		} else {
-			cw, finish := compressResponse(w, r, t.kind)
-			if err = fn(cw, r, t); err != nil {
-				writeError(cw, r, err)
-			}
-			finish() // not deferred: a handler's abort panic must not end the body cleanly
-			return
-		}
+		err = authorize(r, t)
 	}
 	if err != nil {
 		writeError(w, r, err)
+		return
 	}
+	fn := h.route(t, r.Method)
+	if fn == nil {
+		w.Header().Set("Allow", allowed(t.kind))
+		writeError(w, r, model.ErrMethodNotAllowed)
+		return
+	}
+	cw, finish := compressResponse(w, r, t.kind)
+	if err := fn(cw, r, t); err != nil {
+		writeError(cw, r, err)
+	}
+	finish() // not deferred: a handler's abort panic must not end the body cleanly
 }

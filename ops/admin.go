@@ -14,13 +14,16 @@ import (
 // supervisor can tell a process that is recovering from one that is down.
 type Admin struct {
 	metrics *Metrics
+	guard   func(*http.Request) bool
 	eng     atomic.Pointer[engine.Engine]
 	mux     *http.ServeMux
 }
 
-// NewAdmin returns the admin handler over m (nil: /metrics answers 404).
-func NewAdmin(m *Metrics) *Admin {
-	a := &Admin{metrics: m, mux: http.NewServeMux()}
+// NewAdmin returns the admin handler over m (nil: /metrics answers 404). guard admits
+// requests to the endpoints that expose data or the process (/backup, /debug/pprof/);
+// nil admits every request. /metrics, /healthz and /readyz are open (scrapers, probes).
+func NewAdmin(m *Metrics, guard func(*http.Request) bool) *Admin {
+	a := &Admin{metrics: m, guard: guard, mux: http.NewServeMux()}
 	if m != nil {
 		a.mux.Handle("GET /metrics", m.Handler())
 	}
@@ -28,12 +31,24 @@ func NewAdmin(m *Metrics) *Admin {
 		writeStatus(w, http.StatusOK, "ok", "")
 	})
 	a.mux.HandleFunc("GET /readyz", a.readyz)
-	a.mux.HandleFunc("/debug/pprof/", pprof.Index)
-	a.mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	a.mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	a.mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	a.mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	a.mux.HandleFunc("/debug/pprof/", a.guarded(pprof.Index))
+	a.mux.HandleFunc("/debug/pprof/cmdline", a.guarded(pprof.Cmdline))
+	a.mux.HandleFunc("/debug/pprof/profile", a.guarded(pprof.Profile))
+	a.mux.HandleFunc("/debug/pprof/symbol", a.guarded(pprof.Symbol))
+	a.mux.HandleFunc("/debug/pprof/trace", a.guarded(pprof.Trace))
 	return a
+}
+
+// guarded answers 401 unless the guard admits the request.
+func (a *Admin) guarded(fn http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.guard != nil && !a.guard(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="dsd"`)
+			writeStatus(w, http.StatusUnauthorized, "unauthorized", "a bearer token with the admin scope is required")
+			return
+		}
+		fn(w, r)
+	}
 }
 
 // SetEngine marks the data file open (recovery done): /readyz then reports its state.

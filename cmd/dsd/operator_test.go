@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -229,4 +232,68 @@ func TestAdminPortBusy(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "admin listener (--admin-addr "+ln.Addr().String()) {
 		t.Fatalf("want a clear start-up error: %v\n%s", err, out)
 	}
+}
+
+// SIGHUP reloads --auth-tokens: a removed token is refused at once, a new scoped one works,
+// and a live reader admitted before keeps streaming. The admin listener's pprof needs the
+// admin scope. Spec: D12.
+func TestTokenReloadKeepsLiveReaders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts dsd processes; skipped with -short")
+	}
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	os.WriteFile(tokens, []byte("t1\n"), 0o600)
+	p := startDSD(t, t.TempDir(), "--auth-tokens", tokens, "--sse-max-age", "30s")
+	u := p.url + "/v1/stream/guarded"
+	bearer := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+	if resp, err := do("PUT", u, "text/plain", []byte("first"), bearer("t1")); err != nil || resp.StatusCode != 201 {
+		t.Fatalf("PUT: %v %v", resp, err)
+	}
+	req, _ := http.NewRequest("GET", u+"?offset=-1&live=sse", nil)
+	req.Header.Set("Authorization", "Bearer t1")
+	sse, err := http.DefaultClient.Do(req)
+	if err != nil || sse.StatusCode != 200 {
+		t.Fatalf("SSE: %v %v", sse, err)
+	}
+	defer sse.Body.Close()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(sse.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	os.WriteFile(tokens, []byte("t2 read:default write:default\nops admin\n"), 0o600)
+	p.cmd.Process.Signal(syscall.SIGHUP)
+	waitLog(t, p, func() bool { return strings.Contains(p.log.String(), "auth tokens reloaded") })
+	if resp, err := do("GET", u+"?offset=-1", "", nil, bearer("t1")); err != nil || resp.StatusCode != 401 {
+		t.Fatalf("removed token: %v %v", resp, err)
+	}
+	if resp, err := do("POST", u, "text/plain", []byte("after-reload"), bearer("t2")); err != nil || resp.StatusCode != 204 {
+		t.Fatalf("new token: %v %v", resp, err)
+	}
+	if resp, err := do("PUT", p.url+"/newbucket1", "", nil, bearer("t2")); err != nil || resp.StatusCode != 403 {
+		t.Fatalf("bucket creation without admin: %v %v", resp, err)
+	}
+	deadline := time.After(5 * time.Second)
+	for got := false; !got; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("the live reader was dropped by the reload")
+			}
+			got = l == "data:after-reload"
+		case <-deadline:
+			t.Fatal("the live reader got nothing after the reload")
+		}
+	}
+	a := p.adminURL(t)
+	if resp, err := do("GET", a+"/debug/pprof/", "", nil, nil); err != nil || resp.StatusCode != 401 {
+		t.Fatalf("pprof without a token: %v %v", resp, err)
+	}
+	if resp, err := do("GET", a+"/debug/pprof/", "", nil, bearer("ops")); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("pprof with the admin scope: %v %v", resp, err)
+	}
+	mustDo(t, "GET", a+"/metrics", "", "", 200) // open to scrapers
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,6 +39,7 @@ func run(o options, log *slog.Logger) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	var handler atomic.Pointer[httpd.Handler] // for the admin guard, once built
 	var metrics *ops.Metrics
 	var admin *ops.Admin
 	var adminLn net.Listener
@@ -46,7 +48,12 @@ func run(o options, log *slog.Logger) error {
 			return fmt.Errorf("admin listener (--admin-addr %s): %w; pick another address, or --admin-addr \"\" to turn it off", o.adminAddr, err)
 		}
 		metrics = ops.NewMetrics()
-		admin = ops.NewAdmin(metrics)
+		admin = ops.NewAdmin(metrics, func(r *http.Request) bool {
+			if h := handler.Load(); h != nil {
+				return h.AdminAuthorized(r)
+			}
+			return tokens == nil
+		})
 		adminSrv := &http.Server{Handler: admin, ReadHeaderTimeout: 10 * time.Second}
 		go adminSrv.Serve(adminLn)
 		defer adminSrv.Close()
@@ -67,8 +74,9 @@ func run(o options, log *slog.Logger) error {
 	}
 	h := httpd.New(httpd.EngineStore{Engine: eng}, httpd.Config{
 		LongPollTimeout: o.longPoll, SSEMaxAge: o.sseMaxAge, CompatBucket: o.compatBucket,
-		MaxBody: o.maxBody, AuthTokens: tokens, CachePrivate: o.cachePrivate,
+		MaxBody: o.maxBody, Tokens: tokens, CachePrivate: o.cachePrivate,
 	})
+	handler.Store(h)
 	var certs *certSource
 	if o.tlsCert != "" {
 		if certs, err = newCertSource(o.tlsCert, o.tlsKey); err != nil {
@@ -105,7 +113,8 @@ func run(o options, log *slog.Logger) error {
 	go func() { errc <- srv.Serve(ln) }()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	if err := waitForStop(log, sig, errc, certs); err != nil {
+	rl := reloader{log: log, certs: certs, tokensFile: o.authFile, h: h}
+	if err := waitForStop(log, sig, errc, rl.reload); err != nil {
 		cancel()
 		eng.Close()
 		return err
@@ -126,12 +135,12 @@ func run(o options, log *slog.Logger) error {
 
 // waitForStop returns nil on SIGTERM or SIGINT, or the error that ended the server;
 // SIGHUP reloads.
-func waitForStop(log *slog.Logger, sig <-chan os.Signal, errc <-chan error, certs *certSource) error {
+func waitForStop(log *slog.Logger, sig <-chan os.Signal, errc <-chan error, reload func()) error {
 	for {
 		select {
 		case s := <-sig:
 			if s == syscall.SIGHUP {
-				reload(log, certs)
+				reload()
 				continue
 			}
 			log.Info("dsd: draining", "signal", s.String())
@@ -142,14 +151,29 @@ func waitForStop(log *slog.Logger, sig <-chan os.Signal, errc <-chan error, cert
 	}
 }
 
-// reload re-reads what SIGHUP reloads: the TLS key pair. A failure is logged and the
-// previous state kept.
-func reload(log *slog.Logger, certs *certSource) {
-	if certs != nil {
-		if err := certs.reload(); err != nil {
-			log.Error("dsd: SIGHUP: keeping the previous certificate", "err", err)
+// reloader re-reads what SIGHUP reloads: the TLS key pair and the token file. A failure
+// is logged and the previous state kept; live reads and requests in flight continue.
+type reloader struct {
+	log        *slog.Logger
+	certs      *certSource
+	tokensFile string
+	h          *httpd.Handler
+}
+
+func (rl reloader) reload() {
+	if rl.certs != nil {
+		if err := rl.certs.reload(); err != nil {
+			rl.log.Error("dsd: SIGHUP: keeping the previous certificate", "err", err)
 		} else {
-			log.Info("dsd: SIGHUP: TLS certificate reloaded", "cert", certs.certFile)
+			rl.log.Info("dsd: SIGHUP: TLS certificate reloaded", "cert", rl.certs.certFile)
+		}
+	}
+	if rl.tokensFile != "" {
+		if ts, err := readTokens(rl.tokensFile); err != nil {
+			rl.log.Error("dsd: SIGHUP: keeping the previous tokens", "err", err)
+		} else {
+			rl.h.SetTokens(ts)
+			rl.log.Info("dsd: SIGHUP: auth tokens reloaded", "file", rl.tokensFile)
 		}
 	}
 }

@@ -1,14 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"strings"
+
+	"github.com/dsd-project/dsd/httpd"
 )
 
-// readTokens reads bearer tokens, one per line; blank lines and # comments are skipped.
-func readTokens(path string) ([]string, error) {
+// readTokens reads the --auth-tokens file (httpd.ParseTokens: "TOKEN [scope ...]" lines);
+// nil without a file.
+func readTokens(path string) (*httpd.Tokens, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -17,18 +18,9 @@ func readTokens(path string) ([]string, error) {
 		return nil, fmt.Errorf("auth tokens: %w", err)
 	}
 	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if t := strings.TrimSpace(sc.Text()); t != "" && !strings.HasPrefix(t, "#") {
-			out = append(out, t)
-		}
+	ts, err := httpd.ParseTokens(f)
+	if err != nil {
+		return nil, fmt.Errorf("auth tokens %s: %w", path, err)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("auth tokens: %s lists no token", path)
-	}
-	return out, nil
+	return ts, nil
 }
