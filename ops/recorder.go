@@ -65,6 +65,9 @@ func (c *observedConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// NetConn returns the connection underneath (socket options: SO_LINGER, SO_SNDBUF).
+func (c *observedConn) NetConn() net.Conn { return c.Conn }
+
 func (c *observedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.x.release)
