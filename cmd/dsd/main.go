@@ -3,6 +3,9 @@
 //
 //	dsd [flags]                 serve (dsd --help lists the flags)
 //	dsd --version               print the module version and VCS revision
+//	dsd check FILE              verify a data file (exit 1 on damage)
+//	dsd backup --from ADMIN_URL --out FILE
+//	                            copy a running server's data file (its admin /backup)
 //
 // On SIGTERM or SIGINT it stops accepting connections, lets requests in flight finish
 // (live reads are ended), commits what is queued and closes the data file. On SIGHUP it
@@ -33,6 +36,8 @@ type options struct {
 }
 
 const usageHead = `Usage: dsd [flags]
+       dsd check FILE
+       dsd backup --from ADMIN_URL --out FILE [--token-file FILE]
 
 Serves Durable Streams (base protocol and extensions) from a bbolt data file.
 
@@ -42,6 +47,7 @@ Examples:
   dsd --addr :8443 --tls-cert cert.pem --tls-key key.pem --auth-tokens tokens.txt
   dsd --h2c --log-requests=false --log-level warn    # HTTP/2 cleartext behind a proxy
   dsd --version
+  dsd backup --from http://127.0.0.1:9437 --out copy.db && dsd check copy.db
 
 Flags:
 `
@@ -73,7 +79,7 @@ func parseFlags(args []string) (options, *flag.FlagSet, error) {
 	}
 	switch {
 	case fs.NArg() > 0:
-		return o, fs, fmt.Errorf("unexpected argument %q: dsd takes flags only (see dsd --help)", fs.Arg(0))
+		return o, fs, fmt.Errorf("unexpected argument %q: dsd takes flags, or a command (check, backup) first (see dsd --help)", fs.Arg(0))
 	case (o.tlsCert == "") != (o.tlsKey == ""):
 		return o, fs, errors.New("--tls-cert and --tls-key go together")
 	case o.h2c && o.tlsCert != "":
@@ -87,6 +93,14 @@ func main() { os.Exit(dsdMain(os.Args[1:], os.Stdout, os.Stderr)) }
 // dsdMain runs dsd with args and returns the exit status: 0, 1 on a failure, 2 on bad
 // usage.
 func dsdMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "check":
+			return checkMain(args[1:], stdout, stderr)
+		case "backup":
+			return backupMain(args[1:], stdout, stderr)
+		}
+	}
 	o, fs, err := parseFlags(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
