@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,4 +127,75 @@ func benchRead(b *testing.B, h http.Handler) {
 			b.Fatal(w.Code)
 		}
 	}
+}
+
+// SSE responses, hijacked on HTTP/1.1 and flushed on HTTP/2, are logged and counted when
+// they end.
+func TestObserveLiveReads(t *testing.T) {
+	eng, err := engine.Open(t.TempDir(), engine.Options{NoSync: true, SweepInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	eng.CreateBucket("default")
+	h := httpd.New(httpd.EngineStore{Engine: eng}, httpd.Config{CompatBucket: "default", SSEMaxAge: 200 * time.Millisecond})
+	defer h.Shutdown()
+	for _, h2 := range []bool{false, true} {
+		m := NewMetrics()
+		var logb syncBuilder
+		ts := httptest.NewUnstartedServer(Observe(h, slog.New(slog.NewTextHandler(&logb, nil)), m))
+		ts.EnableHTTP2 = h2
+		ts.StartTLS()
+		cl := ts.Client()
+		req, _ := http.NewRequest("PUT", ts.URL+"/v1/stream/live", strings.NewReader("x"))
+		req.Header.Set("Content-Type", "text/plain")
+		if resp, err := cl.Do(req); err != nil || (resp.StatusCode != 201 && resp.StatusCode != 200) {
+			t.Fatalf("PUT: %v %v", resp, err)
+		}
+		resp, err := cl.Get(ts.URL + "/v1/stream/live?offset=-1&live=sse")
+		if err != nil || resp.StatusCode != 200 || (resp.ProtoMajor == 2) != h2 {
+			t.Fatalf("SSE (h2 %v): %v %v", h2, resp, err)
+		}
+		io.Copy(io.Discard, resp.Body) // until --sse-max-age ends it
+		resp.Body.Close()
+		for i := 0; i < 100 && !strings.Contains(logb.String(), "live=sse"); i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !strings.Contains(logb.String(), "live=sse") {
+			t.Fatalf("h2 %v: no SSE log line:\n%s", h2, logb.String())
+		}
+		w := serve(m.Handler(), "GET", "/metrics", "")
+		if !strings.Contains(w.Body.String(), `dsd_live_readers{mode="sse"} 0`) ||
+			!strings.Contains(w.Body.String(), `route="stream_sse",status="200"} 1`) {
+			t.Errorf("h2 %v: metrics after the SSE read:\n%s", h2, grepLines(w.Body.String(), "sse"))
+		}
+		ts.Close()
+	}
+}
+
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
