@@ -16,6 +16,11 @@ import (
 )
 
 func newHandler(t testing.TB) (*engine.Engine, *httpd.Handler) {
+	return newHandlerWith(t, httpd.Config{})
+}
+
+// newHandlerWith serves cfg (the flat surface on bucket "default") over a fresh engine.
+func newHandlerWith(t testing.TB, cfg httpd.Config) (*engine.Engine, *httpd.Handler) {
 	t.Helper()
 	eng, err := engine.Open(t.TempDir(), engine.Options{NoSync: true, SweepInterval: time.Hour})
 	if err != nil {
@@ -25,7 +30,10 @@ func newHandler(t testing.TB) (*engine.Engine, *httpd.Handler) {
 	if _, err := eng.CreateBucket("default"); err != nil {
 		t.Fatal(err)
 	}
-	return eng, httpd.New(httpd.EngineStore{Engine: eng}, httpd.Config{CompatBucket: "default"})
+	cfg.CompatBucket = "default"
+	h := httpd.New(httpd.EngineStore{Engine: eng}, cfg)
+	t.Cleanup(h.Shutdown)
+	return eng, h
 }
 
 func serve(h http.Handler, method, path, body string) *httptest.ResponseRecorder {
@@ -132,14 +140,7 @@ func benchRead(b *testing.B, h http.Handler) {
 // SSE responses, hijacked on HTTP/1.1 and flushed on HTTP/2, are logged and counted when
 // they end.
 func TestObserveLiveReads(t *testing.T) {
-	eng, err := engine.Open(t.TempDir(), engine.Options{NoSync: true, SweepInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	eng.CreateBucket("default")
-	h := httpd.New(httpd.EngineStore{Engine: eng}, httpd.Config{CompatBucket: "default", SSEMaxAge: 200 * time.Millisecond})
-	defer h.Shutdown()
+	_, h := newHandlerWith(t, httpd.Config{SSEMaxAge: 200 * time.Millisecond})
 	for _, h2 := range []bool{false, true} {
 		m := NewMetrics()
 		var logb syncBuilder
