@@ -57,7 +57,7 @@ func NewMetrics() *Metrics {
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 	})
 	m.storageErrors = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "dsd_storage_errors_total", Help: "Commit groups that failed in storage (the engine then refuses writes, D4).",
+		Name: "dsd_storage_errors_total", Help: "Commit groups that failed in storage (writes are then refused until a probe commit succeeds, D4).",
 	})
 	m.live = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "dsd_live_readers", Help: "Live reads in progress, by mode (sse, long-poll).",
