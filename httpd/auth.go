@@ -148,7 +148,8 @@ func (ts *Tokens) lookup(r *http.Request) *tokenEntry {
 type tokenKey struct{}
 
 // authenticate returns r carrying its token's entry, or model.ErrUnauthorized. Without
-// tokens configured every request passes.
+// tokens configured every request passes, and so do the subscription requests that
+// authenticate themselves (ownToken); admit then checks no scope for them.
 func (h *Handler) authenticate(r *http.Request) (*http.Request, error) {
 	ts := h.tokens.Load()
 	if ts == nil || r.Method == http.MethodOptions {
@@ -156,6 +157,9 @@ func (h *Handler) authenticate(r *http.Request) (*http.Request, error) {
 	}
 	e := ts.lookup(r)
 	if e == nil {
+		if h.ownToken(r) {
+			return r, nil // subscription callbacks carry their own token (base §7)
+		}
 		return r, model.ErrUnauthorized
 	}
 	return r.WithContext(context.WithValue(r.Context(), tokenKey{}, e)), nil
@@ -167,7 +171,7 @@ func admit(r *http.Request, t target) error {
 	noteRoute(r, t.kind)
 	e, _ := r.Context().Value(tokenKey{}).(*tokenEntry)
 	if e == nil {
-		return nil // no tokens configured (authenticate let it through)
+		return nil // no tokens configured, or a request with its own token (authenticate)
 	}
 	if s := scopeFor(t, r.Method); !e.grants(s) {
 		return fmt.Errorf("%w: this request needs %s", model.ErrForbidden, s)

@@ -137,7 +137,7 @@ func TestCompressedListingAndBootstrap(t *testing.T) {
 		t.Fatalf("listing: %d identity bytes, Content-Encoding %q", id.Body.Len(), w.Header().Get("Content-Encoding"))
 	}
 	s.do("PUT", "/v1/stream/boot", strings.Repeat("b", 5000), "Content-Type: text/plain")
-	w = s.do("GET", "/v1/stream/boot/bootstrap", "", "Accept-Encoding: zstd")
+	w = s.do("GET", "/default/boot/bootstrap", "", "Accept-Encoding: zstd")
 	if status(w) != 200 || w.Header().Get("Content-Encoding") != "zstd" || !strings.Contains(decoded(t, w), strings.Repeat("b", 5000)) {
 		t.Fatalf("bootstrap: %d %q", status(w), w.Header().Get("Content-Encoding"))
 	}
@@ -195,8 +195,8 @@ func TestCompressedBootstrapOverHTTP(t *testing.T) {
 	for i := 0; i < 29; i++ {
 		s.do("POST", "/v1/stream/big", chunk, "Content-Type: text/plain")
 	}
-	id := s.do("GET", "/v1/stream/big/bootstrap", "")
-	resp, err := http.Get(ts.URL + "/v1/stream/big/bootstrap") // Go asks for gzip and decodes it
+	id := s.do("GET", "/default/big/bootstrap", "")
+	resp, err := http.Get(ts.URL + "/default/big/bootstrap") // Go asks for gzip and decodes it
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestCompressedBootstrapOverHTTP(t *testing.T) {
 	if err != nil || !resp.Uncompressed || len(body) < 3_000_000 {
 		t.Fatalf("gzip bootstrap: %v, uncompressed %v, %d bytes", err, resp.Uncompressed, len(body))
 	}
-	req, _ := http.NewRequest("GET", ts.URL+"/v1/stream/big/bootstrap", nil)
+	req, _ := http.NewRequest("GET", ts.URL+"/default/big/bootstrap", nil)
 	req.Header.Set("Accept-Encoding", "zstd")
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil || resp.Header.Get("Content-Encoding") != "zstd" {

@@ -20,7 +20,7 @@ func TestBackupUnderLoadRestores(t *testing.T) {
 	l := &crashLoad{base: p.url + "/v1/stream/", sent: map[string][]sent{}, prodOK: map[string][2]int{}}
 	streams := map[string]string{"plain": "text/plain", "prod": "text/plain", "json": "application/json"}
 	for s, ct := range streams {
-		mustDo(t, "PUT", l.base+s, ct, "", 201)
+		mustDo(t, "PUT", l.base+s, ct, "", nil, 201)
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

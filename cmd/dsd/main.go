@@ -26,13 +26,16 @@ type options struct {
 	addr, dataDir, compatBucket, authFile string
 	adminAddr                             string
 	longPoll, sseMaxAge                   time.Duration
-	maxBody                               int64
+	maxBody, bodyBudget, liveBudget       int64
+	bodyIdle                              time.Duration
 	unsafeNoSync, cachePrivate            bool
 	cpuProfile                            string
 	logFormat, logLevel                   string
 	logRequests, version                  bool
 	tlsCert, tlsKey                       string
 	h2c                                   bool
+	webhooks, webhookLoopback             bool
+	publicURL                             string
 }
 
 const usageHead = `Usage: dsd [flags]
@@ -62,8 +65,14 @@ func parseFlags(args []string) (options, *flag.FlagSet, error) {
 	fs.DurationVar(&o.sseMaxAge, "sse-max-age", 60*time.Second, "SSE responses end after this long; clients reconnect from the last offset")
 	fs.StringVar(&o.compatBucket, "compat-bucket", "default", "bucket behind the flat /v1/stream/{name} surface; empty disables that surface")
 	fs.Int64Var(&o.maxBody, "max-body", 32<<20, "largest accepted request body in bytes; larger bodies get 413")
+	fs.Int64Var(&o.bodyBudget, "body-budget", 48<<20, "bytes of request bodies held at once over all requests (at least --max-body); past it 503 SERVER_BUSY with Retry-After; -1: no bound")
+	fs.DurationVar(&o.bodyIdle, "body-idle-timeout", 10*time.Second, "a request body that sends no byte for this long gets 408 BODY_TIMEOUT")
+	fs.Int64Var(&o.liveBudget, "live-buffer-budget", 64<<20, "bytes held at once for readers whose sockets do not take them; past it the readers blocked longest are cut; -1: no bound")
 	fs.StringVar(&o.authFile, "auth-tokens", "", "file of bearer tokens, lines \"TOKEN [scope ...]\" with scopes read:BUCKET, write:BUCKET (* = every bucket) or admin, none = everything; without a listed token 401, without the scope 403 (reloaded on SIGHUP)")
 	fs.BoolVar(&o.cachePrivate, "cache-private", false, "mark cacheable reads Cache-Control: private (for private data behind shared caches); implied by --auth-tokens")
+	fs.BoolVar(&o.webhooks, "webhooks", false, "allow webhook subscriptions (pull-wake subscriptions are always on)")
+	fs.BoolVar(&o.webhookLoopback, "webhook-allow-loopback", false, "development only: accept http(s) webhook URLs to localhost, 127.0.0.0/8 and [::1]")
+	fs.StringVar(&o.publicURL, "public-url", "", "origin of absolute URLs in subscription documents and webhooks (e.g. https://streams.example.com); default: the request's")
 	fs.StringVar(&o.adminAddr, "admin-addr", "127.0.0.1:9437", "admin listener (/metrics, /healthz, /readyz, /debug/pprof/, /backup); empty turns it off; port 0 picks a free port")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")

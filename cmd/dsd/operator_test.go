@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -98,10 +97,10 @@ func TestRequestLogJSON(t *testing.T) {
 	}
 	p := startDSD(t, t.TempDir(), "--log-format", "json")
 	u := p.url + "/v1/stream/logged"
-	mustDo(t, "PUT", u, "text/plain", "hello", 201)
-	mustDo(t, "GET", u+"?offset=-1", "", "", 200)
-	mustDo(t, "GET", p.url+"/v1/stream/missing", "", "", 404)
-	mustDo(t, "GET", u+"?offset=now&live=long-poll", "", "", 204)
+	mustDo(t, "PUT", u, "text/plain", "hello", nil, 201)
+	mustDo(t, "GET", u+"?offset=-1", "", "", nil, 200)
+	mustDo(t, "GET", p.url+"/v1/stream/missing", "", "", nil, 404)
+	mustDo(t, "GET", u+"?offset=now&live=long-poll", "", "", nil, 204)
 	var reqs []map[string]any
 	waitLog(t, p, func() bool { reqs = logLines(t, p, "request"); return len(reqs) >= 4 })
 	get, miss, lp := reqs[1], reqs[2], reqs[3]
@@ -126,8 +125,8 @@ func TestRequestLogOff(t *testing.T) {
 		t.Skip("starts dsd processes; skipped with -short")
 	}
 	p := startDSD(t, t.TempDir(), "--log-requests=false")
-	mustDo(t, "PUT", p.url+"/v1/stream/quiet", "text/plain", "x", 201)
-	mustDo(t, "GET", p.url+"/v1/stream/quiet?offset=-1", "", "", 200)
+	mustDo(t, "PUT", p.url+"/v1/stream/quiet", "text/plain", "x", nil, 201)
+	mustDo(t, "GET", p.url+"/v1/stream/quiet?offset=-1", "", "", nil, 200)
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	<-p.done
 	if strings.Contains(p.log.String(), "msg=request") {
@@ -135,20 +134,6 @@ func TestRequestLogOff(t *testing.T) {
 	}
 }
 
-// mustDo sends a request and checks its status; it returns the body.
-func mustDo(t *testing.T, method, u, ct, body string, status int) string {
-	t.Helper()
-	resp, err := do(method, u, ct, []byte(body), nil)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, u, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != status {
-		t.Fatalf("%s %s: %d %s, want %d", method, u, resp.StatusCode, b, status)
-	}
-	return string(b)
-}
 
 // The admin listener serves /healthz, /readyz, /metrics (dsd_ metrics and the Go runtime)
 // and /debug/pprof/, outside the stream namespace.
@@ -158,18 +143,18 @@ func TestAdminEndpoints(t *testing.T) {
 	}
 	p := startDSD(t, t.TempDir())
 	a := p.adminURL(t)
-	mustDo(t, "PUT", p.url+"/v1/stream/m", "text/plain", "", 201)
-	mustDo(t, "POST", p.url+"/v1/stream/m", "text/plain", "12345", 204)
-	mustDo(t, "GET", p.url+"/v1/stream/m?offset=-1", "", "", 200)
-	if b := mustDo(t, "GET", a+"/healthz", "", "", 200); !strings.Contains(b, `"ok"`) {
+	mustDo(t, "PUT", p.url+"/v1/stream/m", "text/plain", "", nil, 201)
+	mustDo(t, "POST", p.url+"/v1/stream/m", "text/plain", "12345", nil, 204)
+	mustDo(t, "GET", p.url+"/v1/stream/m?offset=-1", "", "", nil, 200)
+	if b := string(mustDo(t, "GET", a+"/healthz", "", "", nil, 200)); !strings.Contains(b, `"ok"`) {
 		t.Errorf("/healthz: %s", b)
 	}
-	if b := mustDo(t, "GET", a+"/readyz", "", "", 200); !strings.Contains(b, `"ready"`) {
+	if b := string(mustDo(t, "GET", a+"/readyz", "", "", nil, 200)); !strings.Contains(b, `"ready"`) {
 		t.Errorf("/readyz: %s", b)
 	}
-	mustDo(t, "GET", a+"/debug/pprof/", "", "", 200)
-	mustDo(t, "GET", p.url+"/healthz", "", "", 404) // the stream namespace is untouched
-	m := mustDo(t, "GET", a+"/metrics", "", "", 200)
+	mustDo(t, "GET", a+"/debug/pprof/", "", "", nil, 200)
+	mustDo(t, "GET", p.url+"/healthz", "", "", nil, 404) // the stream namespace is untouched
+	m := string(mustDo(t, "GET", a+"/metrics", "", "", nil, 200))
 	for _, want := range []string{
 		`dsd_http_request_duration_seconds_count{method="POST",route="stream",status="204"} 1`,
 		`dsd_http_request_duration_seconds_count{method="GET",route="stream",status="200"} 1`,
@@ -191,17 +176,17 @@ func TestMetricsLiveReaders(t *testing.T) {
 	}
 	p := startDSD(t, t.TempDir(), "--sse-max-age", "2s")
 	a := p.adminURL(t)
-	mustDo(t, "PUT", p.url+"/v1/stream/live", "text/plain", "x", 201)
+	mustDo(t, "PUT", p.url+"/v1/stream/live", "text/plain", "x", nil, 201)
 	resp, err := http.Get(p.url + "/v1/stream/live?offset=-1&live=sse")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	waitFor(t, func() bool {
-		return strings.Contains(mustDo(t, "GET", a+"/metrics", "", "", 200), `dsd_live_readers{mode="sse"} 1`)
+		return strings.Contains(string(mustDo(t, "GET", a+"/metrics", "", "", nil, 200)), `dsd_live_readers{mode="sse"} 1`)
 	})
 	waitFor(t, func() bool {
-		return strings.Contains(mustDo(t, "GET", a+"/metrics", "", "", 200), `dsd_live_readers{mode="sse"} 0`)
+		return strings.Contains(string(mustDo(t, "GET", a+"/metrics", "", "", nil, 200)), `dsd_live_readers{mode="sse"} 0`)
 	})
 }
 
@@ -307,5 +292,5 @@ func TestTokenReloadKeepsLiveReaders(t *testing.T) {
 	if rc, _, errs := dsdRun("check", out); rc != 0 {
 		t.Fatalf("check: %s", errs)
 	}
-	mustDo(t, "GET", a+"/metrics", "", "", 200) // open to scrapers
+	mustDo(t, "GET", a+"/metrics", "", "", nil, 200) // open to scrapers
 }

@@ -29,6 +29,9 @@ func run(o options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if err := checkPublicURL(o.publicURL); err != nil {
+		return err
+	}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
@@ -51,15 +54,24 @@ func run(o options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	worker, err := startWorker(eng, o)
+	if err != nil {
+		eng.Close()
+		return err
+	}
 	h := httpd.New(httpd.EngineStore{Engine: eng}, httpd.Config{
 		LongPollTimeout: o.longPoll, SSEMaxAge: o.sseMaxAge, CompatBucket: o.compatBucket,
 		MaxBody: o.maxBody, Tokens: tokens, CachePrivate: o.cachePrivate,
+		BodyBudget: o.bodyBudget, BodyIdleTimeout: o.bodyIdle, LiveBufferBudget: o.liveBudget,
+		Subscriptions: worker, Webhooks: o.webhooks, WebhookAllowLoopback: o.webhookLoopback,
+		PublicURL: o.publicURL,
 	})
 	handler.Store(h)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv, ln, certs, err := listen(ctx, o, ops.Observe(h, requestLog(o, log), adm.metricsOrNil()), log)
 	if err != nil {
+		stopWorker(worker)
 		eng.Close()
 		return err
 	}
@@ -70,6 +82,7 @@ func run(o options, log *slog.Logger) error {
 	rl := reloader{log: log, certs: certs, tokensFile: o.authFile, h: h}
 	if err := waitForStop(log, sig, errc, rl.reload); err != nil {
 		cancel()
+		stopWorker(worker)
 		eng.Close()
 		return err
 	}
@@ -80,6 +93,7 @@ func run(o options, log *slog.Logger) error {
 	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, context.Canceled) {
 		log.Warn("dsd: shutdown", "err", err)
 	}
+	stopWorker(worker)
 	if err := eng.Close(); err != nil {
 		return err
 	}
@@ -118,6 +132,7 @@ func listen(ctx context.Context, o options, h http.Handler, log *slog.Logger) (*
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx },
+		ConnContext: httpd.ConnContext,
 		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		Protocols:   protocols(certs != nil, o.h2c)}
 	if certs != nil {

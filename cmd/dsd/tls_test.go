@@ -154,7 +154,7 @@ func TestH2C(t *testing.T) {
 		t.Fatalf("PUT over h2c: %v %v", resp, err)
 	}
 	sseStreams(t, cl, p.url+"/v1/stream/c", 5, "clear")
-	mustDo(t, "GET", p.url+"/v1/stream/c?offset=-1", "", "", 200) // HTTP/1.1 still served
+	mustDo(t, "GET", p.url+"/v1/stream/c?offset=-1", "", "", nil, 200) // HTTP/1.1 still served
 }
 
 func mustReq(t *testing.T, method, u, ct, body string) *http.Request {
