@@ -134,7 +134,6 @@ func TestRequestLogOff(t *testing.T) {
 	}
 }
 
-
 // The admin listener serves /healthz, /readyz, /metrics (dsd_ metrics and the Go runtime)
 // and /debug/pprof/, outside the stream namespace.
 func TestAdminEndpoints(t *testing.T) {
