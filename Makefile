@@ -21,14 +21,17 @@ endif
 .PHONY: all build run test unit lint docs clean
 all: build
 
+# The revision `dsd --version` prints when the toolchain's VCS stamp is missing.
+LDFLAGS ?= -X main.buildRevision=$(shell git describe --always --dirty 2>/dev/null)
+
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
 ## run: start dsd on $(ADDR) with its data under $(DATA_DIR) (SIGTERM or Ctrl-C stops it).
 run:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/dsd ./cmd/dsd
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/dsd ./cmd/dsd
 	exec $(BIN)/dsd --addr $(ADDR) --data-dir $(DATA_DIR)
 
 ## test: everything CI runs.

@@ -94,6 +94,8 @@ var (
 	ErrNotImplemented     = newErr("NOT_IMPLEMENTED", "this API is not implemented by this server")
 	ErrRouteNotFound      = newErr("NOT_FOUND", "no such resource")
 	ErrMethodNotAllowed   = newErr("METHOD_NOT_ALLOWED", "method not allowed on this resource")
+	ErrBadContentEncoding = newErr("UNSUPPORTED_CONTENT_ENCODING", "the request body's Content-Encoding is not supported: send it unencoded (identity) or gzip")
+	ErrForbidden          = newErr("FORBIDDEN", "the bearer token does not grant the scope this request needs")
 )
 
 // Offsets in reads, forks, snapshots and retention (B-5.6-02, A-15, D2).
@@ -256,6 +258,7 @@ var AllErrors = []error{
 	ErrEmptyJSONArray, ErrBadLive, ErrLiveNeedsOffset, ErrBadQuery, ErrRepeatedHeader, ErrBadBucketID,
 	ErrBadStreamID, ErrBadFlatName, ErrBadForkRequest, ErrBadAttrs, ErrBadBatch, ErrBadRecord, ErrBadSnapshot,
 	ErrTooLarge, ErrBadBody, ErrTooManyMessages, ErrBucketReserved, ErrUnauthorized, ErrNotImplemented, ErrRouteNotFound, ErrMethodNotAllowed,
+	ErrBadContentEncoding, ErrForbidden,
 	ErrOffsetBeyondTail, ErrOffsetNotBoundary, ErrOffsetGone,
 	ErrBucketNotFound, ErrBucketExists, ErrBucketNotEmpty,
 	ErrStreamNotFound, ErrStreamGone, ErrStreamDeletedPut, ErrConfigMismatch, ErrForkSourceGone,
