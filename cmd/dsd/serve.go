@@ -40,6 +40,7 @@ func run(o options, log *slog.Logger) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var handler atomic.Pointer[httpd.Handler] // for the admin guard, once built
+	var public publicRoutes                   // for the console, once built
 	var metrics *ops.Metrics
 	var admin *ops.Admin
 	var adminLn net.Listener
@@ -54,7 +55,9 @@ func run(o options, log *slog.Logger) error {
 			}
 			return tokens == nil
 		})
-		adminSrv := &http.Server{Handler: admin, ReadHeaderTimeout: 10 * time.Second}
+		mountConsole(admin, &public, tokens != nil)
+		adminSrv := &http.Server{Handler: admin, ReadHeaderTimeout: 10 * time.Second,
+			BaseContext: func(net.Listener) context.Context { return ctx }} // console live reads end at shutdown
 		go adminSrv.Serve(adminLn)
 		defer adminSrv.Close()
 	}
@@ -93,7 +96,9 @@ func run(o options, log *slog.Logger) error {
 	if o.logRequests {
 		reqLog = log
 	}
-	srv := &http.Server{Handler: ops.Observe(h, reqLog, metrics), ReadHeaderTimeout: 10 * time.Second,
+	served := ops.Observe(h, reqLog, metrics)
+	public.set(h, served)
+	srv := &http.Server{Handler: served, ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx },
 		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
