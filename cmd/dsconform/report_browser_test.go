@@ -65,7 +65,7 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	browsertest.WaitText(t, ctx, "tr#req-B-5\\.8-05", "FAIL", 5*time.Second)
 	browsertest.WaitText(t, ctx, ".failure", "B-5.8-05", time.Second)
-	browsertest.WaitText(t, ctx, ".failure pre.transcript", "event: data", time.Second)     // SSE bytes
+	browsertest.WaitText(t, ctx, ".failure pre.transcript", "event: data", time.Second)       // SSE bytes
 	browsertest.WaitText(t, ctx, ".failure pre.transcript", "text/event-stream", time.Second) // response headers
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.getElementById("f-verdict"); s.value = "fail"; s.dispatchEvent(new Event("change")); return true; })()`)); err != nil {
 		t.Fatal(err)
