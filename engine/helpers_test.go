@@ -10,7 +10,7 @@ import (
 )
 
 // testEngine is an Engine on a temporary data dir, with a settable clock. Its cleanup
-// closes it and runs bbolt's consistency check (the btesting habit).
+// closes it and runs bbolt's consistency check (the btesting habit) and dsd check.
 type testEngine struct {
 	*Engine
 	t   testing.TB
@@ -57,6 +57,9 @@ func (te *testEngine) closeAndCheck() {
 		return
 	}
 	_ = te.Engine.Close()
+	if rep, err := CheckFile(te.dir + "/dsd.db"); err != nil || len(rep.Problems) > 0 {
+		te.t.Errorf("dsd check: %v %q", err, rep.Problems)
+	}
 	db, err := bolt.Open(te.dir+"/dsd.db", 0o600, &bolt.Options{ReadOnly: true})
 	if err != nil {
 		te.t.Errorf("reopen for check: %v", err)

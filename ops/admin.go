@@ -2,15 +2,17 @@ package ops
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/dsd-project/dsd/engine"
 )
 
 // Admin is the admin listener's handler (D12): /metrics, /healthz, /readyz, /debug/pprof/
-// (and /backup). It answers before the engine is open (/healthz 200, /readyz 503), so that a
+// and /backup. It answers before the engine is open (/healthz 200, /readyz 503), so that a
 // supervisor can tell a process that is recovering from one that is down.
 type Admin struct {
 	metrics *Metrics
@@ -31,6 +33,7 @@ func NewAdmin(m *Metrics, guard func(*http.Request) bool) *Admin {
 		writeStatus(w, http.StatusOK, "ok", "")
 	})
 	a.mux.HandleFunc("GET /readyz", a.readyz)
+	a.mux.HandleFunc("GET /backup", a.guarded(a.backup))
 	a.mux.HandleFunc("/debug/pprof/", a.guarded(pprof.Index))
 	a.mux.HandleFunc("/debug/pprof/cmdline", a.guarded(pprof.Cmdline))
 	a.mux.HandleFunc("/debug/pprof/profile", a.guarded(pprof.Profile))
@@ -90,4 +93,31 @@ func writeStatus(w http.ResponseWriter, code int, status, reason string) {
 	}
 	w.WriteHeader(code)
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// backup streams a consistent copy of the data file (engine.Backup): Content-Length is
+// the copy's size, so a cut transfer shows as short.
+func (a *Admin) backup(w http.ResponseWriter, r *http.Request) {
+	e := a.eng.Load()
+	if e == nil {
+		writeStatus(w, http.StatusServiceUnavailable, "starting", "the data file is being opened")
+		return
+	}
+	started := false
+	_, err := e.Backup(w, func(size int64) {
+		hd := w.Header()
+		hd.Set("Content-Type", "application/octet-stream")
+		hd.Set("Content-Disposition", `attachment; filename="dsd.db"`)
+		hd.Set("Content-Length", strconv.FormatInt(size, 10))
+		hd.Set("Cache-Control", "no-store")
+		started = true
+	})
+	if err != nil && !started {
+		writeStatus(w, http.StatusServiceUnavailable, "backup_failed", err.Error())
+		return
+	}
+	if err != nil {
+		slog.Warn("backup: the copy was cut", "err", err)
+		panic(http.ErrAbortHandler) // a short copy must not look complete
+	}
 }

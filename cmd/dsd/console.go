@@ -6,7 +6,6 @@ import (
 
 	"github.com/dsd-project/dsd/console"
 	"github.com/dsd-project/dsd/httpd"
-	"github.com/dsd-project/dsd/ops"
 )
 
 // publicRoutes holds what the console reads once the data file is open: the protocol
@@ -22,11 +21,15 @@ func (p *publicRoutes) set(h *httpd.Handler, served http.Handler) {
 	p.served.Store(&served)
 }
 
-// mountConsole adds the console to the admin listener (D12): GET /buckets, GET
+// mountConsole adds the console to the admin listener, when on (D12): GET /buckets, GET
 // /lineage/{bucket}/{stream} and /console/ (its API mount is the public handler itself,
 // read-only). Before the data file is open the API answers 503 and, with tokens
 // configured, every request is refused.
-func mountConsole(admin *ops.Admin, p *publicRoutes, tokens bool) {
+func (a *adminServer) mountConsole(p *publicRoutes, tokens bool) {
+	if a == nil {
+		return
+	}
+	admin := a.admin
 	access := func(r *http.Request) (func(string) bool, bool) {
 		if h := p.h.Load(); h != nil {
 			return h.ReadAccess(r)

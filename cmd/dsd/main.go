@@ -3,6 +3,9 @@
 //
 //	dsd [flags]                 serve (dsd --help lists the flags)
 //	dsd --version               print the module version and VCS revision
+//	dsd check FILE              verify a data file (exit 1 on damage)
+//	dsd backup --from ADMIN_URL --out FILE
+//	                            copy a running server's data file (its admin /backup)
 //
 // On SIGTERM or SIGINT it stops accepting connections, lets requests in flight finish
 // (live reads are ended), commits what is queued and closes the data file. On SIGHUP it
@@ -33,6 +36,8 @@ type options struct {
 }
 
 const usageHead = `Usage: dsd [flags]
+       dsd check FILE
+       dsd backup --from ADMIN_URL --out FILE [--token-file FILE]
 
 Serves Durable Streams (base protocol and extensions) from a bbolt data file.
 
@@ -42,6 +47,7 @@ Examples:
   dsd --addr :8443 --tls-cert cert.pem --tls-key key.pem --auth-tokens tokens.txt
   dsd --h2c --log-requests=false --log-level warn    # HTTP/2 cleartext behind a proxy
   dsd --version
+  dsd backup --from http://127.0.0.1:9437 --out copy.db && dsd check copy.db
 
 Flags:
 `
@@ -58,7 +64,7 @@ func parseFlags(args []string) (options, *flag.FlagSet, error) {
 	fs.Int64Var(&o.maxBody, "max-body", 32<<20, "largest accepted request body in bytes; larger bodies get 413")
 	fs.StringVar(&o.authFile, "auth-tokens", "", "file of bearer tokens, lines \"TOKEN [scope ...]\" with scopes read:BUCKET, write:BUCKET (* = every bucket) or admin, none = everything; without a listed token 401, without the scope 403 (reloaded on SIGHUP)")
 	fs.BoolVar(&o.cachePrivate, "cache-private", false, "mark cacheable reads Cache-Control: private (for private data behind shared caches); implied by --auth-tokens")
-	fs.StringVar(&o.adminAddr, "admin-addr", "127.0.0.1:9437", "admin listener (/metrics, /healthz, /readyz, /debug/pprof/); empty turns it off; port 0 picks a free port")
+	fs.StringVar(&o.adminAddr, "admin-addr", "127.0.0.1:9437", "admin listener (/metrics, /healthz, /readyz, /debug/pprof/, /backup); empty turns it off; port 0 picks a free port")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	fs.BoolVar(&o.logRequests, "log-requests", true, "log one line per request at info (live reads when they end)")
@@ -73,7 +79,7 @@ func parseFlags(args []string) (options, *flag.FlagSet, error) {
 	}
 	switch {
 	case fs.NArg() > 0:
-		return o, fs, fmt.Errorf("unexpected argument %q: dsd takes flags only (see dsd --help)", fs.Arg(0))
+		return o, fs, fmt.Errorf("unexpected argument %q: dsd takes flags, or a command (check, backup) first (see dsd --help)", fs.Arg(0))
 	case (o.tlsCert == "") != (o.tlsKey == ""):
 		return o, fs, errors.New("--tls-cert and --tls-key go together")
 	case o.h2c && o.tlsCert != "":
@@ -87,6 +93,14 @@ func main() { os.Exit(dsdMain(os.Args[1:], os.Stdout, os.Stderr)) }
 // dsdMain runs dsd with args and returns the exit status: 0, 1 on a failure, 2 on bad
 // usage.
 func dsdMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "check":
+			return checkMain(args[1:], stdout, stderr)
+		case "backup":
+			return backupMain(args[1:], stdout, stderr)
+		}
+	}
 	o, fs, err := parseFlags(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):

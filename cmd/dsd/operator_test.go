@@ -295,5 +295,17 @@ func TestTokenReloadKeepsLiveReaders(t *testing.T) {
 	if resp, err := do("GET", a+"/debug/pprof/", "", nil, bearer("ops")); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("pprof with the admin scope: %v %v", resp, err)
 	}
+	if resp, err := do("GET", a+"/backup", "", nil, nil); err != nil || resp.StatusCode != 401 {
+		t.Fatalf("backup without a token: %v %v", resp, err)
+	}
+	tokFile := filepath.Join(t.TempDir(), "admin-token")
+	os.WriteFile(tokFile, []byte("ops\n"), 0o600)
+	out := filepath.Join(t.TempDir(), "copy.db")
+	if rc, _, errs := dsdRun("backup", "--from", a, "--out", out, "--token-file", tokFile); rc != 0 {
+		t.Fatalf("backup with the admin token: rc %d %s", rc, errs)
+	}
+	if rc, _, errs := dsdRun("check", out); rc != 0 {
+		t.Fatalf("check: %s", errs)
+	}
 	mustDo(t, "GET", a+"/metrics", "", "", 200) // open to scrapers
 }

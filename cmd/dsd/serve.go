@@ -23,101 +23,54 @@ import (
 // run serves until SIGTERM or SIGINT, logging through log.
 func run(o options, log *slog.Logger) error {
 	slog.SetDefault(log)
+	sig := make(chan os.Signal, 1) // before anything: SIGHUP must never kill dsd
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	tokens, err := readTokens(o.authFile)
 	if err != nil {
 		return err
 	}
 	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
+		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
 			return err
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var handler atomic.Pointer[httpd.Handler] // for the admin guard, once built
-	var public publicRoutes                   // for the console, once built
-	var metrics *ops.Metrics
-	var admin *ops.Admin
-	var adminLn net.Listener
-	if o.adminAddr != "" {
-		if adminLn, err = net.Listen("tcp", o.adminAddr); err != nil {
-			return fmt.Errorf("admin listener (--admin-addr %s): %w; pick another address, or --admin-addr \"\" to turn it off", o.adminAddr, err)
+	adm, err := startAdmin(o.adminAddr, func(r *http.Request) bool {
+		if h := handler.Load(); h != nil {
+			return h.AdminAuthorized(r)
 		}
-		metrics = ops.NewMetrics()
-		admin = ops.NewAdmin(metrics, func(r *http.Request) bool {
-			if h := handler.Load(); h != nil {
-				return h.AdminAuthorized(r)
-			}
-			return tokens == nil
-		})
-		mountConsole(admin, &public, tokens != nil)
-		adminSrv := &http.Server{Handler: admin, ReadHeaderTimeout: 10 * time.Second,
-			BaseContext: func(net.Listener) context.Context { return ctx }} // console live reads end at shutdown
-		go adminSrv.Serve(adminLn)
-		defer adminSrv.Close()
-	}
-	eopts := engine.Options{NoSync: o.unsafeNoSync}
-	if metrics != nil {
-		eopts.Observer = metrics
-	}
-	eng, err := engine.Open(o.dataDir, eopts)
+		return tokens == nil
+	})
 	if err != nil {
 		return err
 	}
-	if o.compatBucket != "" {
-		if _, err := eng.CreateBucket(o.compatBucket); err != nil {
-			eng.Close()
-			return fmt.Errorf("compat bucket %q: %w", o.compatBucket, err)
-		}
+	defer adm.close()
+	var public publicRoutes // what the console reads, once built
+	adm.mountConsole(&public, tokens != nil)
+	eng, err := openEngine(o, adm.observer())
+	if err != nil {
+		return err
 	}
 	h := httpd.New(httpd.EngineStore{Engine: eng}, httpd.Config{
 		LongPollTimeout: o.longPoll, SSEMaxAge: o.sseMaxAge, CompatBucket: o.compatBucket,
 		MaxBody: o.maxBody, Tokens: tokens, CachePrivate: o.cachePrivate,
 	})
 	handler.Store(h)
-	var certs *certSource
-	if o.tlsCert != "" {
-		if certs, err = newCertSource(o.tlsCert, o.tlsKey); err != nil {
-			eng.Close()
-			return err
-		}
-	}
-	ln, err := net.Listen("tcp", o.addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := ops.Observe(h, requestLog(o, log), adm.metricsOrNil())
+	public.set(h, served)
+	srv, ln, certs, err := listen(ctx, o, served, log)
 	if err != nil {
 		eng.Close()
 		return err
 	}
-	var reqLog *slog.Logger
-	if o.logRequests {
-		reqLog = log
-	}
-	served := ops.Observe(h, reqLog, metrics)
-	public.set(h, served)
-	srv := &http.Server{Handler: served, ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return ctx },
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		Protocols:   protocols(certs != nil, o.h2c)}
-	scheme := "http"
-	if certs != nil {
-		srv.TLSConfig = certs.tlsConfig()
-		ln = tls.NewListener(ln, srv.TLSConfig)
-		scheme = "https"
-	}
-	log.Info(fmt.Sprintf("dsd: listening on %s://%s", scheme, ln.Addr()), "data", eng.Path(), "h2c", o.h2c)
-	if admin != nil {
-		admin.SetEngine(eng)
-		log.Info(fmt.Sprintf("dsd: admin listening on http://%s", adminLn.Addr()))
-	}
+	log.Info(fmt.Sprintf("dsd: listening on %s://%s", scheme(certs), ln.Addr()), "data", eng.Path(), "h2c", o.h2c)
+	adm.ready(eng, log)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	rl := reloader{log: log, certs: certs, tokensFile: o.authFile, h: h}
 	if err := waitForStop(log, sig, errc, rl.reload); err != nil {
 		cancel()
@@ -136,6 +89,74 @@ func run(o options, log *slog.Logger) error {
 	}
 	log.Info("dsd: stopped")
 	return nil
+}
+
+// openEngine opens the data file and creates the compat bucket.
+func openEngine(o options, obs engine.Observer) (*engine.Engine, error) {
+	eng, err := engine.Open(o.dataDir, engine.Options{NoSync: o.unsafeNoSync, Observer: obs})
+	if err != nil {
+		return nil, err
+	}
+	if o.compatBucket != "" {
+		if _, err := eng.CreateBucket(o.compatBucket); err != nil {
+			eng.Close()
+			return nil, fmt.Errorf("compat bucket %q: %w", o.compatBucket, err)
+		}
+	}
+	return eng, nil
+}
+
+// listen binds the main listener (TLS with --tls-cert) and builds its server.
+func listen(ctx context.Context, o options, h http.Handler, log *slog.Logger) (*http.Server, net.Listener, *certSource, error) {
+	var certs *certSource
+	if o.tlsCert != "" {
+		var err error
+		if certs, err = newCertSource(o.tlsCert, o.tlsKey); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return ctx },
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Protocols:   protocols(certs != nil, o.h2c)}
+	if certs != nil {
+		srv.TLSConfig = certs.tlsConfig()
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
+	return srv, ln, certs, nil
+}
+
+func scheme(certs *certSource) string {
+	if certs != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// requestLog is the request logger: log, or nil with --log-requests=false.
+func requestLog(o options, log *slog.Logger) *slog.Logger {
+	if o.logRequests {
+		return log
+	}
+	return nil
+}
+
+// startCPUProfile profiles into path until the returned stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // waitForStop returns nil on SIGTERM or SIGINT, or the error that ended the server;
