@@ -2,6 +2,8 @@ package main
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +76,15 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	browsertest.WaitJS(t, ctx, `Array.from(document.querySelectorAll("table.streams tbody tr td:first-child"), e => e.textContent).join() === "order-audit,orders,orders-replay"`, 10*time.Second)
 
+	// Binary data as a hex dump.
+	if err := chromedp.Do(ctx, chromedp.Navigate(admin+"/console/#/s/shop/invoices")); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.WaitText(t, ctx, "#recent", "00000000  00 01 50 44 46", 10*time.Second)
+	if err := chromedp.Do(ctx, chromedp.NavigateBack()); err != nil {
+		t.Fatal(err)
+	}
+
 	// A fork's page names its parent.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`a[href="#/s/shop/orders-replay"]`))); err != nil {
 		t.Fatal(err)
@@ -100,4 +111,37 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("live tail: %d rows, want 2 (lamp, desk: nothing repeated on reconnect)", rows)
 	}
 	browsertest.Screenshot(t, ctx, "console-stream-live")
+}
+
+// With --auth-tokens the console asks for a token, then lists what the token may read;
+// the token stays in the tab (sessionStorage) across reloads.
+func TestConsoleWithTokens(t *testing.T) {
+	ctx := browsertest.New(t, 60*time.Second)
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("root-token\nreader-token read:shop\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startDSD(t, t.TempDir(), "--auth-tokens", tokens, "--unsafe-no-sync", "--log-requests=false")
+	pub, admin := p.url, p.adminURL(t)
+	send(t, "PUT", pub+"/shop", "", "", 201, "Authorization", "Bearer root-token")
+	send(t, "PUT", pub+"/private", "", "", 201, "Authorization", "Bearer root-token")
+	send(t, "PUT", pub+"/shop/cart", "text/plain", "x", 201, "Authorization", "Bearer root-token")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(admin+"/console/")); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.WaitText(t, ctx, "#view", "401", 10*time.Second)
+	browsertest.WaitText(t, ctx, "#view", "enter a token above", time.Second)
+	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#token"), "reader-token"), chromedp.Click(chromedp.CSS("#token-form button"))); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.WaitText(t, ctx, "table.buckets", "shop", 10*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.Navigate(admin+"/console/#/s/shop/cart")); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.WaitText(t, ctx, "#meta", "text/plain", 10*time.Second) // the token survived the reload
+	if err := chromedp.Do(ctx, chromedp.Navigate(admin+"/console/#/")); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.WaitJS(t, ctx, `Array.from(document.querySelectorAll("table.buckets td:first-child"), e => e.textContent).join() === "shop"`, 10*time.Second)
 }
