@@ -71,6 +71,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	browsertest.WaitText(t, ctx, "table.streams", "invoices", 10*time.Second)
 	browsertest.WaitText(t, ctx, "table.streams", "application/octet-stream", time.Second)
+	browsertest.Screenshot(t, ctx, "console-bucket-streams")
 	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("#prefix"), "order"), chromedp.Click(chromedp.CSS("form.toolbar button"))); err != nil {
 		t.Fatal(err)
 	}
