@@ -35,7 +35,8 @@ type htmlReq struct {
 	ID, Area, Level, Text string
 	Verdict               string // pass, fail, skip or none (no spec)
 	Result                string // as in CONFORMANCE.md: pass, FAIL k/n, skip
-	Specs                 []htmlSpec
+	Specs                 []htmlSpec // failed first, then passed
+	Skipped               []htmlSpec // shown folded
 }
 
 // htmlSpec is one spec checking a requirement.
@@ -54,6 +55,7 @@ type htmlFailure struct {
 	Actual, Matcher, Exp string // Gomega's "Expected <actual> <matcher> <expected>"
 	Message              string // the whole message when it has no such shape
 	Transcript           string
+	Exchanges            int
 }
 
 // WriteHTMLReport writes report.html for r: the tally, the requirement matrix (id, level,
@@ -101,8 +103,14 @@ func buildHTMLReport(r types.Report, cfg Config) htmlReport {
 			row.Verdict = strings.Fields(strings.ToLower(row.Result))[0]
 		}
 		for _, s := range specs {
-			row.Specs = append(row.Specs, htmlSpec{Name: s.FullText(), Verdict: verdictOf(s.State), Failure: failureOf[s.FullText()]})
+			hs := htmlSpec{Name: s.FullText(), Verdict: verdictOf(s.State), Failure: failureOf[s.FullText()]}
+			if hs.Verdict == "skip" {
+				row.Skipped = append(row.Skipped, hs)
+			} else {
+				row.Specs = append(row.Specs, hs)
+			}
 		}
+		slices.SortStableFunc(row.Specs, func(a, b htmlSpec) int { return strings.Compare(a.Verdict, b.Verdict) }) // fail < pass
 		rep.Reqs = append(rep.Reqs, row)
 	}
 	return rep
@@ -153,30 +161,34 @@ func newHTMLFailure(n int, s types.SpecReport) htmlFailure {
 	for _, e := range s.ReportEntries {
 		if e.Name == transcriptEntry {
 			f.Transcript += e.StringRepresentation()
+			f.Exchanges += strings.Count("\n"+e.StringRepresentation(), "\n#")
 		}
 	}
 	return f
 }
 
 // splitGomega splits a Gomega failure message "DESC\nExpected\n    ACTUAL\nMATCHER\n    EXPECTED"
-// into its parts; actual is empty when the message has another shape.
+// (the block may be indented, as in HaveHTTPHeaderWithValue's) into its parts; actual is
+// empty when the message has another shape.
 func splitGomega(msg string) (summary, actual, matcher, expected string) {
 	lines := strings.Split(strings.TrimRight(msg, "\n"), "\n")
-	at := slices.Index(lines, "Expected")
+	at := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == "Expected" })
 	if at < 0 {
 		return "", "", "", ""
 	}
+	ind := lines[at][:len(lines[at])-len(strings.TrimLeft(lines[at], " "))]
+	inner := ind + "    "
 	i := at + 1
 	var act, exp []string
-	for ; i < len(lines) && strings.HasPrefix(lines[i], "    "); i++ {
-		act = append(act, strings.TrimPrefix(lines[i], "    "))
+	for ; i < len(lines) && strings.HasPrefix(lines[i], inner); i++ {
+		act = append(act, strings.TrimPrefix(lines[i], inner))
 	}
 	if i >= len(lines) || len(act) == 0 {
 		return "", "", "", ""
 	}
-	matcher = lines[i]
+	matcher = strings.TrimSpace(lines[i])
 	for i++; i < len(lines); i++ {
-		exp = append(exp, strings.TrimPrefix(lines[i], "    "))
+		exp = append(exp, strings.TrimPrefix(lines[i], inner))
 	}
 	return strings.TrimSpace(strings.Join(lines[:at], "\n")), strings.Join(act, "\n"), matcher, strings.Join(exp, "\n")
 }

@@ -17,6 +17,11 @@ func TestSplitGomega(t *testing.T) {
 	if sum != "Stream-Up-To-Date on a read at the tail" || act != "<string>: " || m != "to equal" || exp != "<string>: true" {
 		t.Fatalf("split: %q %q %q %q", sum, act, m, exp)
 	}
+	msg = "HTTP header \"Stream-Up-To-Date\":\n    Expected\n        <string>: \n    to match regular expression\n        <string>: ^(?i:true)$"
+	sum, act, m, exp = splitGomega(msg)
+	if sum != `HTTP header "Stream-Up-To-Date":` || act != "<string>: " || m != "to match regular expression" || exp != "<string>: ^(?i:true)$" {
+		t.Fatalf("indented split: %q %q %q %q", sum, act, m, exp)
+	}
 	if _, act, _, _ := splitGomega("no SSE event within the wait"); act != "" {
 		t.Fatalf("free text split: %q", act)
 	}
