@@ -33,8 +33,8 @@ type htmlReport struct {
 // htmlReq is one row of the requirement matrix.
 type htmlReq struct {
 	ID, Area, Level, Text string
-	Verdict               string // pass, fail, skip or none (no spec)
-	Result                string // as in CONFORMANCE.md: pass, FAIL k/n, skip
+	Verdict               string     // pass, fail, skip or none (no spec)
+	Result                string     // as in CONFORMANCE.md: pass, FAIL k/n, skip
 	Specs                 []htmlSpec // failed first, then passed
 	Skipped               []htmlSpec // shown folded
 }
