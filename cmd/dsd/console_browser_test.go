@@ -102,6 +102,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	browsertest.WaitText(t, ctx, "#recent", `"item": "pen"`, time.Second)
 	send(t, "POST", pub+"/shop/orders", "application/json", `{"id":3,"item":"lamp","qty":1}`, 204)
 	browsertest.WaitText(t, ctx, "#live-rows", `"item": "lamp"`, 10*time.Second)
+	browsertest.WaitText(t, ctx, "#live-rows td.num", "2", time.Second) // its record ordinal
 
 	// dsd ends each SSE response after 1 s; the tail reconnects from its last offset and
 	// shows what is appended next, once.

@@ -241,7 +241,8 @@ async function streamView(bucket, stream) {
   ]);
   const ct = head.get('Content-Type') || '';
   const closed = head.get('Stream-Closed') === 'true';
-  const live = liveTail(url, ct, head.get('Stream-Next-Offset'), closed);
+  const records = /json-record-coordinates-v1/.test(head.get('Stream-Extensions') || '') ? Number(head.get('Stream-Record-Next')) : null;
+  const live = liveTail(url, ct, head.get('Stream-Next-Offset'), records, closed);
   show(el('h1', {}, 'Stream ', el('code', {}, bucket + '/' + stream)),
     el('div', { class: 'grid' },
       el('div', { class: 'card', id: 'meta' }, el('h2', {}, 'Metadata'), metadataTable(head, lineage)),
@@ -270,7 +271,7 @@ function metadataTable(h, lineage) {
     ['Snapshot offset', h.get('Stream-Snapshot-Offset') ? code(h.get('Stream-Snapshot-Offset')) : el('span', { class: 'muted' }, 'none')],
     h.get('Stream-Snapshot-Digest') ? ['Snapshot digest', code(h.get('Stream-Snapshot-Digest'))] : null,
     ['Fork parent', fork],
-    !(lineage instanceof Error) && lineage.forks ? ['Forks of it', fmtCount(lineage.forks)] : null,
+    !(lineage instanceof Error) && lineage.forks ? ['Forks', fmtCount(lineage.forks) + ' live fork' + (lineage.forks === 1 ? '' : 's') + ' of this stream'] : null,
     h.get('Stream-Extensions') ? ['Extensions', code(h.get('Stream-Extensions'))] : null,
   ]);
 }
@@ -340,38 +341,46 @@ async function recentBytes(url, ct) {
 
 // ---- live tail ----
 
-// liveTail follows url over SSE from offset: fetch with the token (EventSource cannot send
-// one), each data event one row, resuming from the last control event's streamNextOffset
-// whenever the response ends (dsd ends SSE responses after --sse-max-age) or fails, until
-// the stream is closed or the view is left.
-function liveTail(url, ct, offset, closed) {
+// liveTail follows url over SSE from offset (or, on a stream with record coordinates, from
+// record ordinal record, so that control events number the messages: extension §6.9):
+// fetch with the token (EventSource cannot send one), each message one row, resuming from
+// the last control event's position whenever the response ends (dsd ends SSE responses
+// after --sse-max-age) or fails, until the stream is closed or the view is left.
+function liveTail(url, ct, offset, record, closed) {
   const status = el('span', { id: 'live-status' });
   const counter = el('span', { class: 'muted', id: 'live-info' });
   const rows = el('tbody', { id: 'live-rows' });
   const node = el('div', { class: 'card' },
     el('h2', {}, 'Live tail', status, counter),
     el('div', { class: 'scroll' }, el('table', { class: 'msgs live' },
-      el('thead', {}, el('tr', {}, el('th', {}, 'Received'), el('th', {}, 'Next offset'), el('th', {}, 'Data'))), rows)),
+      el('thead', {}, el('tr', {}, el('th', {}, 'Received (UTC)'), isJSONType(ct) ? el('th', { class: 'num' }, 'Record') : null,
+        el('th', {}, 'Next offset'), el('th', {}, 'Data'))), rows)),
     el('p', { class: 'muted', id: 'live-empty' }, 'Waiting for new messages…'));
   const ctl = new AbortController();
   let connections = 0;
   const setStatus = (text, cls) => status.replaceChildren(badge(text, cls));
-  const info = () => counter.replaceChildren(el('code', {}, 'from ' + offset), ' · ' + connections + ' connection' + (connections === 1 ? '' : 's'));
+  const from = () => (record != null ? 'record=' + record : 'offset=' + enc(offset));
+  const info = () => counter.replaceChildren(el('code', {}, 'from ' + from()), ' · ' + connections + ' connection' + (connections === 1 ? '' : 's'));
 
-  function addRow(data, next) {
+  // addRow shows one data event, a JSON batch as one row per message (numbered by the
+  // control event's streamNextRecord when the stream has record coordinates).
+  function addRow(data, control) {
     document.getElementById('live-empty')?.remove();
-    const cells = isJSONType(ct) && Array.isArray(data) ? data.map(m => pretty(m)) : [content(data, ct)];
-    for (const c of cells) {
-      rows.prepend(el('tr', {}, el('td', { class: 'meta' }, new Date().toISOString().slice(11, 23)),
-        el('td', { class: 'meta' }, el('code', {}, next)), el('td', {}, c)));
-    }
+    const json = isJSONType(ct);
+    const cells = json && Array.isArray(data) ? data.map(m => pretty(m)) : [content(data, ct)];
+    const next = control.streamNextRecord;
+    cells.forEach((c, i) => {
+      const rec = json ? el('td', { class: 'num meta' }, typeof next === 'number' ? next - cells.length + i : '') : null;
+      rows.prepend(el('tr', {}, el('td', { class: 'meta' }, new Date().toISOString().slice(11, 23)), rec,
+        el('td', { class: 'meta' }, el('code', {}, control.streamNextOffset)), el('td', {}, c)));
+    });
     while (rows.children.length > LIVE_ROWS) rows.lastChild.remove();
   }
 
   async function connect() {
     connections++;
     info();
-    const res = await request(url + '?live=sse&offset=' + enc(offset), { signal: ctl.signal });
+    const res = await request(url + '?live=sse&' + from(), { signal: ctl.signal });
     const base64 = (res.headers.get('Stream-SSE-Data-Encoding') || '').toLowerCase() === 'base64';
     setStatus('live', 'live');
     let pending = null;
@@ -380,9 +389,10 @@ function liveTail(url, ct, offset, closed) {
         pending = decodeData(ev.data, base64, ct);
       } else if (ev.event === 'control') {
         const c = JSON.parse(ev.data);
-        if (pending !== null) addRow(pending, c.streamNextOffset);
+        if (pending !== null) addRow(pending, c);
         pending = null;
         offset = c.streamNextOffset;
+        if (record != null && typeof c.streamNextRecord === 'number') record = c.streamNextRecord;
         info();
         if (c.streamClosed) return true;
       }
@@ -416,7 +426,8 @@ function liveTail(url, ct, offset, closed) {
 function decodeData(data, base64, ct) {
   if (base64) return Uint8Array.from(atob(data.replace(/[\r\n]/g, '')), c => c.charCodeAt(0));
   if (isJSONType(ct)) {
-    try { return JSON.parse(data); } catch (e) { /* show as text */ }
+    try { return JSON.parse(data); } catch (e) { /* maybe one message a line */ }
+    try { return data.split('\n').filter(l => l.trim()).map(l => JSON.parse(l)); } catch (e) { /* show as text */ }
   }
   return new TextEncoder().encode(data);
 }
