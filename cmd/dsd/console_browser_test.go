@@ -1,10 +1,12 @@
 package main
 
 import (
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -40,11 +42,14 @@ func send(t *testing.T, method, url, ctype, body string, want int, headers ...st
 // buckets with their stream counts, a bucket lists its streams (and filters them by
 // prefix), a stream's page shows its metadata, attributes, fork parent and records, and
 // its live tail shows messages appended after the page opened, also after dsd ended the
-// SSE response (--sse-max-age 1s) and the console resumed from the last offset.
+// SSE response (--sse-max-age 1s) and the console resumed from the last position, and
+// after dsd was restarted on the same addresses.
 // Screenshots: .reports/screens/console-buckets.png, console-stream-live.png.
 func TestConsoleInBrowser(t *testing.T) {
 	ctx := browsertest.New(t, 90*time.Second)
-	p := startDSD(t, t.TempDir(), "--sse-max-age", "1s", "--unsafe-no-sync", "--log-requests=false")
+	data := t.TempDir()
+	fixed := []string{"--addr", freeAddr(t), "--admin-addr", freeAddr(t), "--sse-max-age", "1s", "--unsafe-no-sync", "--log-requests=false"}
+	p := startDSD(t, data, fixed...)
 	pub, admin := p.url, p.adminURL(t)
 	for _, b := range []string{"shop", "chat-rooms", "telemetry"} {
 		send(t, "PUT", pub+"/"+b, "", "", 201)
@@ -113,6 +118,29 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("live tail: %d rows, want 2 (lamp, desk: nothing repeated on reconnect)", rows)
 	}
 	browsertest.Screenshot(t, ctx, "console-stream-live")
+
+	// A restart on the same addresses: the tail reconnects (with backoff) and carries on.
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	browsertest.WaitText(t, ctx, "#live-status", "disconnected", 10*time.Second)
+	p = startDSD(t, data, fixed...)
+	browsertest.WaitText(t, ctx, "#live-status", "live", 15*time.Second)
+	send(t, "POST", p.url+"/shop/orders", "application/json", `{"id":5,"item":"chair","qty":4}`, 204)
+	browsertest.WaitText(t, ctx, "#live-rows", `"item": "chair"`, 10*time.Second)
+}
+
+// freeAddr is a loopback address with a port free a moment ago (for a restart on the
+// same address).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // With --auth-tokens the console asks for a token, then lists what the token may read;
