@@ -97,6 +97,12 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	browsertest.WaitText(t, ctx, "#meta", "/shop/orders at offset", 10*time.Second)
 
+	// A missing stream says so.
+	if err := chromedp.Do(ctx, chromedp.Navigate(admin+"/console/#/s/shop/no-such")); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.WaitText(t, ctx, "#view .error", "404: no stream shop/no-such", 10*time.Second)
+
 	// The JSON stream: metadata, attributes, records, then the live tail.
 	if err := chromedp.Do(ctx, chromedp.Navigate(admin+"/console/#/s/shop/orders")); err != nil {
 		t.Fatal(err)

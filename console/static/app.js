@@ -234,7 +234,16 @@ async function bucketView(bucket, q) {
 async function streamView(bucket, stream) {
   crumbs([['buckets', '#/'], [bucket, '#/b/' + enc(bucket)], [stream]]);
   const url = streamURL(bucket, stream);
-  const head = (await request(url, { method: 'HEAD' })).headers;
+  let head;
+  try {
+    head = (await request(url, { method: 'HEAD' })).headers;
+  } catch (e) {
+    if (e.status !== 404 && e.status !== 410) throw e;
+    show(el('div', { class: 'error' }, e.status + ': no stream ', el('code', {}, bucket + '/' + stream),
+      e.status === 410 ? ' (deleted; forks still read its data)' : ' (it does not exist or has expired). ',
+      el('a', { href: '#/b/' + enc(bucket) }, 'Back to the bucket')));
+    return null;
+  }
   const [attrs, lineage] = await Promise.all([
     request(url + '/attrs').then(r => r.json()).catch(e => e),
     request('../lineage/' + enc(bucket) + '/' + enc(stream)).then(r => r.json()).catch(e => e),
@@ -325,7 +334,8 @@ async function recentBytes(url, ct) {
   for (const c of chunks) { all.set(c, at); at += c.length; }
   if (!total) return el('p', { class: 'muted' }, 'The stream is empty.');
   const shown = all.subarray(Math.max(0, total - BYTES_SHOWN));
-  const note = shown.length < total ? 'last ' + fmtBytes(shown.length) + ' of ' + fmtBytes(total) + ' read' : fmtBytes(total);
+  const note = shown.length < total ? 'the last ' + fmtBytes(shown.length) + ' of ' + fmtBytes(total) + ' read from the start'
+    : 'all ' + fmtBytes(total) + ' from the start';
   let body;
   if (isJSONType(ct)) {
     let msgs = null;
