@@ -161,8 +161,10 @@ func (h *Handler) authenticate(r *http.Request) (*http.Request, error) {
 	return r.WithContext(context.WithValue(r.Context(), tokenKey{}, e)), nil
 }
 
-// authorize checks the request's token against the scope t needs (403 FORBIDDEN).
-func authorize(r *http.Request, t target) error {
+// admit notes the request's route (for logs and metrics) and checks its token against
+// the scope t needs (403 FORBIDDEN).
+func admit(r *http.Request, t target) error {
+	noteRoute(r, t.kind)
 	e, _ := r.Context().Value(tokenKey{}).(*tokenEntry)
 	if e == nil {
 		return nil // no tokens configured (authenticate let it through)

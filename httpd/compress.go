@@ -83,10 +83,11 @@ type encoder interface {
 	Close() error
 }
 
-// compressResponse wraps w when the request may be compressed and asks for a coding; the
-// returned finish must run after the handler. Vary: Accept-Encoding is set either way.
-func compressResponse(w http.ResponseWriter, r *http.Request, k targetKind) (http.ResponseWriter, func()) {
-	if !compressible(r, k) {
+// compressResponse wraps w when the request (its target t parsed and admitted: err nil)
+// may be compressed and asks for a coding; the returned finish must run after the
+// handler. Vary: Accept-Encoding is set on every compressible response.
+func compressResponse(w http.ResponseWriter, r *http.Request, t target, err error) (http.ResponseWriter, func()) {
+	if err != nil || !compressible(r, t.kind) {
 		return w, func() {}
 	}
 	w.Header().Add("Vary", "Accept-Encoding")

@@ -3,6 +3,7 @@ package httpd
 import (
 	"bytes"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -180,5 +181,45 @@ func TestGzipRequestBodies(t *testing.T) {
 	}
 	if got := s.do("GET", "/v1/stream/j?offset=-1", "").Body.String(); got != `[{"a":1},{"b":2}]` {
 		t.Fatalf("stored JSON %q", got)
+	}
+}
+
+// Over a real connection, a bootstrap large enough to be written and flushed in several
+// chunks decodes whole (gzip through Go's transparent decoding, zstd by hand).
+func TestCompressedBootstrapOverHTTP(t *testing.T) {
+	s := newTestServer(t)
+	ts := httptest.NewServer(s.h)
+	defer ts.Close()
+	chunk := strings.Repeat("0123456789", 10000) // 100 KB per append
+	s.do("PUT", "/v1/stream/big", chunk, "Content-Type: text/plain")
+	for i := 0; i < 29; i++ {
+		s.do("POST", "/v1/stream/big", chunk, "Content-Type: text/plain")
+	}
+	id := s.do("GET", "/v1/stream/big/bootstrap", "")
+	resp, err := http.Get(ts.URL + "/v1/stream/big/bootstrap") // Go asks for gzip and decodes it
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || !resp.Uncompressed || len(body) < 3_000_000 {
+		t.Fatalf("gzip bootstrap: %v, uncompressed %v, %d bytes", err, resp.Uncompressed, len(body))
+	}
+	req, _ := http.NewRequest("GET", ts.URL+"/v1/stream/big/bootstrap", nil)
+	req.Header.Set("Accept-Encoding", "zstd")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil || resp.Header.Get("Content-Encoding") != "zstd" {
+		t.Fatalf("zstd bootstrap: %v %v", resp, err)
+	}
+	zr, _ := zstd.NewReader(resp.Body)
+	zbody, err := io.ReadAll(zr)
+	zr.Close()
+	resp.Body.Close()
+	if err != nil || len(zbody) != len(body) {
+		t.Fatalf("zstd bootstrap: %v, %d bytes, gzip %d", err, len(zbody), len(body))
+	}
+	// the parts match the identity body's but for the random boundary
+	if n := strings.Count(string(zbody), chunk); n != 30 || strings.Count(id.Body.String(), chunk) != 30 {
+		t.Fatalf("%d chunks in the zstd body", n)
 	}
 }

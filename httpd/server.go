@@ -162,22 +162,20 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, t target) error
 func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	t, err := h.parseTarget(r.URL.EscapedPath())
 	if err == nil {
-		noteRoute(r, t.kind)
-		err = authorize(r, t)
+		err = admit(r, t)
+	}
+	w, finish := compressResponse(w, r, t, err)
+	if err == nil {
+		fn := h.route(t, r.Method)
+		if fn == nil {
+			w.Header().Set("Allow", allowed(t.kind))
+			err = model.ErrMethodNotAllowed
+		} else {
+			err = fn(w, r, t)
+		}
 	}
 	if err != nil {
 		writeError(w, r, err)
-		return
-	}
-	fn := h.route(t, r.Method)
-	if fn == nil {
-		w.Header().Set("Allow", allowed(t.kind))
-		writeError(w, r, model.ErrMethodNotAllowed)
-		return
-	}
-	cw, finish := compressResponse(w, r, t.kind)
-	if err := fn(cw, r, t); err != nil {
-		writeError(cw, r, err)
 	}
 	finish() // not deferred: a handler's abort panic must not end the body cleanly
 }
