@@ -37,6 +37,7 @@ type htmlReq struct {
 	Result                string     // as in CONFORMANCE.md: pass, FAIL k/n, skip
 	Specs                 []htmlSpec // failed first, then passed
 	Skipped               []htmlSpec // shown folded
+	Gap                   string     // why no spec checks it (Verdict none)
 }
 
 // htmlSpec is one spec checking a requirement.
@@ -98,7 +99,12 @@ func buildHTMLReport(r types.Report, cfg Config) htmlReport {
 			rep.Areas = append(rep.Areas, row.Area)
 		}
 		specs := byReq[q.ID]
-		if len(specs) > 0 {
+		if len(specs) == 0 {
+			row.Gap = GapReason(q.ID)
+			if row.Gap == "" {
+				row.Gap = "no spec yet"
+			}
+		} else {
 			row.Result = resultOf(specs)
 			row.Verdict = strings.Fields(strings.ToLower(row.Result))[0]
 		}
