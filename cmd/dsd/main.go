@@ -64,7 +64,7 @@ func parseFlags(args []string) (options, *flag.FlagSet, error) {
 	fs.Int64Var(&o.maxBody, "max-body", 32<<20, "largest accepted request body in bytes; larger bodies get 413")
 	fs.StringVar(&o.authFile, "auth-tokens", "", "file of bearer tokens, lines \"TOKEN [scope ...]\" with scopes read:BUCKET, write:BUCKET (* = every bucket) or admin, none = everything; without a listed token 401, without the scope 403 (reloaded on SIGHUP)")
 	fs.BoolVar(&o.cachePrivate, "cache-private", false, "mark cacheable reads Cache-Control: private (for private data behind shared caches); implied by --auth-tokens")
-	fs.StringVar(&o.adminAddr, "admin-addr", "127.0.0.1:9437", "admin listener (/metrics, /healthz, /readyz, /debug/pprof/, /backup); empty turns it off; port 0 picks a free port")
+	fs.StringVar(&o.adminAddr, "admin-addr", "127.0.0.1:9437", "admin listener (/metrics, /healthz, /readyz, /debug/pprof/, /backup, the console at /console/); empty turns it off; port 0 picks a free port")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	fs.BoolVar(&o.logRequests, "log-requests", true, "log one line per request at info (live reads when they end)")
