@@ -240,7 +240,7 @@ async function streamView(bucket, stream) {
   } catch (e) {
     if (e.status !== 404 && e.status !== 410) throw e;
     show(el('div', { class: 'error' }, e.status + ': no stream ', el('code', {}, bucket + '/' + stream),
-      e.status === 410 ? ' (deleted; forks still read its data)' : ' (it does not exist or has expired). ',
+      e.status === 410 ? ' (deleted; forks still read its data). ' : ' (it does not exist or has expired). ',
       el('a', { href: '#/b/' + enc(bucket) }, 'Back to the bucket')));
     return null;
   }
