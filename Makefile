@@ -38,9 +38,11 @@ run:
 test: lint browser unit peer-conformance conformance linearizability
 	@echo "make test: all passed"
 
-## unit: go test over every package (replays fuzz corpora, runs model and engine tests).
+## unit: go test over every package (replays fuzz corpora, runs model and engine tests),
+## then the engine, difftest and linearizability tests again on the in-memory backend.
 unit:
 	$(GO) test $(RACE_FLAG) -timeout $(TIMEOUT) $(EXTRA_TESTFLAGS) ./...
+	DSD_TEST_BACKEND=memory $(GO) test $(RACE_FLAG) -timeout $(TIMEOUT) $(EXTRA_TESTFLAGS) ./engine/ ./difftest/ ./linearizability/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \

@@ -1,6 +1,6 @@
 // Package difftest holds dsd to its reference model by differential testing: a command
 // script (model.Command values and clock ticks) runs on the pure state machine
-// (model.State.Apply) and on a target, the bbolt engine called directly or the HTTP
+// (model.State.Apply) and on a target, the engine (on its default data file backend) called directly or the HTTP
 // layer over it, and every response must agree on what the protocol makes observable:
 // status, error code, the Stream-* and Producer-* headers, Content-Type, and read
 // bodies.

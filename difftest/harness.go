@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/engine/enginetest"
 	"github.com/dsd-project/dsd/httpd"
 	"github.com/dsd-project/dsd/model"
 )
@@ -26,10 +27,10 @@ type Harness struct {
 	n      atomic.Uint64
 }
 
-// OpenHarness opens an engine in dir.
+// OpenHarness opens an engine in dir, on the backend enginetest selects.
 func OpenHarness(dir string) (*Harness, error) {
 	clk := NewClock(DefaultStart())
-	e, err := engine.Open(dir, engine.Options{NoSync: true, Clock: clk.Now,
+	e, err := enginetest.Open(dir, engine.Options{NoSync: true, Clock: clk.Now,
 		ReadChunkBytes: ReadChunkBytes, SweepInterval: time.Hour})
 	if err != nil {
 		return nil, err

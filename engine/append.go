@@ -3,7 +3,7 @@ package engine
 import (
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/dsd-project/dsd/engine/storage"
 
 	"github.com/dsd-project/dsd/model"
 )
@@ -135,6 +135,8 @@ func (e *Engine) decideAppend(s *stream, req *AppendRequest, msgs [][]byte, pars
 // (an expired stream is deleted here, A-14). s.mu and not e.mu is held.
 func (e *Engine) liveForWrite(s *stream, now time.Time) error {
 	switch {
+	case s.broken.Load() != nil:
+		return model.ErrStorageFailed // its commit failed: refused until reloaded (D4)
 	case s.deleted:
 		return model.ErrStreamNotFound
 	case s.m.SoftDeleted:
@@ -229,39 +231,23 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 		}
 	}
 	res.Tail, res.Closed, res.RecordNext = model.Offset(nm.Tail), nm.Closed, nm.RecordNext
-	var prodID string
-	var prodEnc []byte
+	ch := storage.Change{SID: s.sid, Messages: entries, Records: s.isJSON, FirstRecord: res.RecordStart}
 	var ns *producerState
-	var rcpt receipt
 	if p := req.Producer; p != nil {
-		rcpt = receipt{Seq: p.Seq, End: nm.Tail, RecStart: res.RecordStart, RecNext: res.RecordNext}
+		rcpt := receipt{Seq: p.Seq, End: nm.Tail, RecStart: res.RecordStart, RecNext: res.RecordNext}
 		ns = accepted(st, p, rcpt)
-		prodID, prodEnc = p.ID, encodeProducer(ns)
+		ch.Producer = &storage.ProducerPut{ID: p.ID, State: ns.stored()}
+		if s.isJSON {
+			ch.Producer.Receipt = &rcpt
+		}
 	}
-	prod := req.Producer
-	sid, isJSON, firstRec := s.sid, s.isJSON, res.RecordStart
-	o := &op{s: s, after: s.metaRefresh(nm, now),
-		write: func(tx *bolt.Tx) error {
-			if err := putMessages(tx, sid, entries, isJSON, firstRec); err != nil {
-				return err
-			}
-			if prodEnc == nil {
-				return nil
-			}
-			if isJSON {
-				if err := putReceipt(tx, sid, prod, rcpt); err != nil {
-					return err
-				}
-			}
-			return putProducer(tx, sid, prodID, prodEnc)
-		},
-		pub: func() { s.publish(nm, entries) },
-	}
+	ch.Meta = s.metaRefresh(nm, now).stored()
+	o := &op{s: s, ch: ch, pub: func() { s.publish(nm, entries) }}
 	if err := e.q.push(o); err != nil {
 		return nil, res, err
 	}
 	if ns != nil {
-		s.producers[prodID] = ns
+		s.producers[req.Producer.ID] = ns
 	}
 	s.m = nm
 	s.lastLSN = o.lsn

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -45,7 +46,7 @@ func (e *Engine) SetAttrs(key model.StreamKey, attrs []byte) error {
 	}
 	nm := s.edit()
 	nm.Attrs = attrs
-	o := &op{s: s, after: nm, pub: func() { s.publish(nm, nil) }}
+	o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: nm.stored()}, pub: func() { s.publish(nm, nil) }}
 	if err := e.q.push(o); err != nil {
 		s.mu.Unlock()
 		return err

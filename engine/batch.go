@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/dsd-project/dsd/engine/storage"
 
 	"github.com/dsd-project/dsd/model"
 )
@@ -73,7 +73,7 @@ func (e *Engine) decideBatch(s *stream, mediaType string, frames [][]byte, parse
 	nm := s.edit()
 	acks := make([]FrameAck, len(frames))
 	var entries []cachedMsg
-	var records []recordRun
+	firstRec := nm.RecordNext
 	for i, f := range frames {
 		ack := FrameAck{Tail: model.Offset(nm.Tail), Closed: nm.Closed, RecordStart: nm.RecordNext, RecordNext: nm.RecordNext}
 		switch {
@@ -86,8 +86,7 @@ func (e *Engine) decideBatch(s *stream, mediaType string, frames [][]byte, parse
 		default:
 			unit := unitMessages(nm.Tail, f, parsed[i], s.isJSON)
 			if s.isJSON {
-				records = append(records, recordRun{first: nm.RecordNext, msgs: unit})
-				nm.RecordNext += uint64(len(unit))
+				nm.RecordNext += uint64(len(unit)) // records are contiguous across frames
 			}
 			entries = append(entries, unit...)
 			nm.Tail += unitBytes(unit)
@@ -99,19 +98,8 @@ func (e *Engine) decideBatch(s *stream, mediaType string, frames [][]byte, parse
 		return acks, nil, nil
 	}
 	nm.LastWriteMs, nm.AccessMs = now.UnixMilli(), now.UnixMilli()
-	sid, isJSON := s.sid, s.isJSON
-	o := &op{s: s, after: s.metaRefresh(nm, now),
-		write: func(tx *bolt.Tx) error {
-			if !isJSON {
-				return putMessages(tx, sid, entries, false, 0)
-			}
-			for _, r := range records {
-				if err := putMessages(tx, sid, r.msgs, true, r.first); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
+	o := &op{s: s, ch: storage.Change{SID: s.sid, Messages: entries, Records: s.isJSON,
+		FirstRecord: firstRec, Meta: s.metaRefresh(nm, now).stored()},
 		pub: func() { s.publish(nm, entries) },
 	}
 	if err := e.q.push(o); err != nil {
@@ -119,10 +107,4 @@ func (e *Engine) decideBatch(s *stream, mediaType string, frames [][]byte, parse
 	}
 	s.m, s.lastLSN = nm, o.lsn
 	return acks, o, nil
-}
-
-// recordRun is one frame's messages and the ordinal of its first record.
-type recordRun struct {
-	first uint64
-	msgs  []cachedMsg
 }

@@ -1,10 +1,6 @@
 package engine
 
 import (
-	"bytes"
-
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -34,11 +30,11 @@ func (e *Engine) OpenBootstrap(key model.StreamKey) (*Bootstrap, error) {
 	}
 	s.pins.Add(1)
 	b := &Bootstrap{e: e, s: s}
-	err = e.withPublished(s, func(tx *bolt.Tx, m *streamMeta) error {
+	err = e.withPublished(s, func(m *streamMeta, snap []byte) error {
 		b.v, b.next, b.rec = m, m.RetainedFrom, m.RecordFirst
 		if m.Snapshot != nil {
 			b.next, b.rec = m.Snapshot.Offset, m.Snapshot.RecordAt
-			b.Body = bytes.Clone(tx.Bucket(bktSnaps).Get(snapKey(s.sid, m.Snapshot.Offset)))
+			b.Body = snap
 		}
 		return nil
 	})
@@ -59,7 +55,7 @@ func (b *Bootstrap) Next(maxBytes int) (ReadResult, error) {
 	if b.next >= b.v.Tail {
 		return res, nil
 	}
-	sp, err := b.e.messages(b.s, b.v, b.next, limits{bytes: maxBytes})
+	sp, err := b.e.messages(b.s, b.v, b.next, limits{Bytes: maxBytes})
 	if err != nil {
 		return ReadResult{}, err
 	}

@@ -1,19 +1,12 @@
 package engine
 
 import (
-	"bytes"
-	"encoding/json"
-
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
 
 // bucketRecord is the stored form of a bucket (extension §1).
-type bucketRecord struct {
-	CreatedMs int64 `json:"cms"`
-	Streams   int   `json:"streams"` // paths bound in the bucket (soft-deleted ones too)
-}
+type bucketRecord = storage.BucketRecord
 
 // bucketState is a loaded bucket: decided state plus the lsn of its last change.
 type bucketState struct {
@@ -34,17 +27,13 @@ func (e *Engine) bucketLocked(id string) (*bucketState, error) {
 	if b, ok := e.buckets[id]; ok {
 		return b, nil
 	}
-	b := &bucketState{}
-	err := e.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bktBuckets).Get([]byte(id))
-		if v == nil {
-			return nil
-		}
-		b.exists = true
-		return json.Unmarshal(v, &b.rec)
-	})
+	rec, err := e.st.Bucket(id)
 	if err != nil {
 		return nil, err
+	}
+	b := &bucketState{}
+	if rec != nil {
+		b.exists, b.rec = true, *rec
 	}
 	e.buckets[id] = b
 	return b, nil
@@ -73,8 +62,8 @@ func (e *Engine) CreateBucket(id string) (created bool, err error) {
 	}
 	b.exists = true
 	b.rec = bucketRecord{CreatedMs: e.now().UnixMilli()}
-	rec, _ := json.Marshal(b.rec)
-	o := &op{write: func(tx *bolt.Tx) error { return tx.Bucket(bktBuckets).Put([]byte(id), rec) }}
+	rec := b.rec
+	o := &op{ch: storage.Change{Bucket: &storage.BucketPut{ID: id, Record: &rec}}}
 	err = e.q.push(o)
 	b.lastLSN = o.lsn
 	e.mu.Unlock()
@@ -141,7 +130,7 @@ func (e *Engine) DeleteBucket(id string) error {
 	}
 	b.exists = false
 	b.rec = bucketRecord{}
-	o := &op{write: func(tx *bolt.Tx) error { return tx.Bucket(bktBuckets).Delete([]byte(id)) }}
+	o := &op{ch: storage.Change{Bucket: &storage.BucketPut{ID: id}}}
 	err = e.q.push(o)
 	b.lastLSN = o.lsn
 	e.mu.Unlock()
@@ -149,25 +138,6 @@ func (e *Engine) DeleteBucket(id string) error {
 		return err
 	}
 	return e.await(o)
-}
-
-// addBucketStreams adjusts a bucket's stored stream count inside a transaction.
-func addBucketStreams(tx *bolt.Tx, id string, delta int) error {
-	bk := tx.Bucket(bktBuckets)
-	v := bk.Get([]byte(id))
-	if v == nil {
-		return nil
-	}
-	var rec bucketRecord
-	if err := json.Unmarshal(v, &rec); err != nil {
-		return err
-	}
-	rec.Streams += delta
-	if rec.Streams < 0 {
-		rec.Streams = 0
-	}
-	nv, _ := json.Marshal(rec)
-	return bk.Put([]byte(id), nv)
 }
 
 // expireBucketLocked deletes the bucket's streams whose lifetime has ended, so that its
@@ -178,13 +148,9 @@ func (e *Engine) expireBucketLocked(id string, b *bucketState) error {
 		return nil
 	}
 	var keys []string
-	prefix := []byte(id + "/")
-	err := e.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bktNames).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			keys = append(keys, string(k))
-		}
-		return nil
+	err := e.st.Names(id+"/", id+"/", func(name string, _ *storage.Meta) bool {
+		keys = append(keys, name)
+		return true
 	})
 	if err != nil {
 		return err

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/dsd-project/dsd/engine/storage"
 
 	"github.com/dsd-project/dsd/model"
 )
@@ -95,6 +95,9 @@ func (e *Engine) Create(key model.StreamKey, req CreateRequest) (CreateResult, e
 func (e *Engine) existingForCreate(s *stream, req *CreateRequest, now time.Time) (res CreateResult, lsn uint64, done bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.broken.Load() != nil {
+		return res, 0, true, model.ErrStorageFailed
+	}
 	if s.deleted {
 		return res, 0, false, nil
 	}
@@ -186,30 +189,21 @@ func (e *Engine) queueCreate(m *streamMeta, b *bucketState, entries []cachedMsg,
 	if m.Fork != nil {
 		s.cache.reset(m.Fork.Anchor)
 	}
-	sid, name, bucket, isJSON := m.ID, []byte(s.key), m.Bucket, m.isJSON()
 	firstRec := m.RecordNext - uint64(len(entries))
-	if !isJSON {
+	if !m.isJSON() {
 		firstRec = 0
 	}
-	o := &op{s: s, after: m,
-		write: func(tx *bolt.Tx) error {
-			if err := tx.Bucket(bktNames).Put(name, u64(sid)); err != nil {
-				return err
-			}
-			if err := tx.Bucket(bktSystem).Put(keyNextSID, u64(sid)); err != nil {
-				return err
-			}
-			if err := addBucketStreams(tx, bucket, 1); err != nil {
-				return err
-			}
-			if m.Snapshot != nil {
-				if err := tx.Bucket(bktSnaps).Put(snapKey(sid, m.Snapshot.Offset), snapBody); err != nil {
-					return err
-				}
-			}
-			return putMessages(tx, sid, entries, isJSON, firstRec)
-		},
-		also: also,
+	ch := storage.Change{SID: m.ID, Bind: &storage.Binding{Name: s.key, Bucket: m.Bucket, SID: m.ID},
+		Messages: entries, Records: m.isJSON(), FirstRecord: firstRec, Meta: m.stored()}
+	if m.Snapshot != nil {
+		ch.PutSnapshot = &storage.SnapshotBody{Offset: m.Snapshot.Offset, Body: snapBody}
+	}
+	var others []*stream
+	for _, c := range also {
+		ch.Also = append(ch.Also, c.after.stored())
+		others = append(others, c.s)
+	}
+	o := &op{s: s, others: others, ch: ch,
 		pub: func() {
 			s.publish(m, entries)
 			for _, c := range also {
@@ -223,6 +217,6 @@ func (e *Engine) queueCreate(m *streamMeta, b *bucketState, entries []cachedMsg,
 	s.lastLSN = o.lsn
 	b.rec.Streams++
 	e.streams[s.key] = s
-	e.byID[sid] = s
+	e.byID[m.ID] = s
 	return o, nil
 }

@@ -1,17 +1,9 @@
 package engine
 
 import (
-	"encoding/json"
-
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
-
-// trashRecord marks an incarnation whose storage the sweeper frees in the background.
-type trashRecord struct {
-	Since int64 `json:"since"`
-}
 
 // Delete deletes the stream at key (B-5.4-01): hard when no fork references it, soft
 // otherwise (B-4.2-10).
@@ -34,6 +26,8 @@ func (e *Engine) Delete(key model.StreamKey) error {
 	decided := s.lastLSN
 	var o *op
 	switch {
+	case s.broken.Load() != nil:
+		err = model.ErrStorageFailed
 	case s.deleted:
 		err = model.ErrStreamNotFound
 	case s.m.SoftDeleted:
@@ -68,27 +62,26 @@ func (e *Engine) deleteLocked(s *stream) (*op, error) {
 		nm := s.edit()
 		nm.SoftDeleted = true
 		s.m = nm
-		o := &op{s: s, after: nm, pub: func() { s.publish(nm, nil) }}
+		o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: nm.stored()}, pub: func() { s.publish(nm, nil) }}
 		if err := e.q.push(o); err != nil {
 			return nil, err
 		}
 		s.lastLSN = o.lsn
 		return o, nil
 	}
-	o := &op{s: s, drop: true}
+	o := &op{s: s, ch: storage.Change{SID: s.sid}}
 	victims := []*stream{s}
 	if err := e.releaseSourceLocked(s.m, o, &victims); err != nil {
 		return nil, err
 	}
-	o.write = func(tx *bolt.Tx) error {
-		for _, v := range victims {
-			if err := unbindTx(tx, v.key, v.sid, v.m.Bucket); err != nil {
-				return err
-			}
-		}
-		return nil
+	for _, v := range victims {
+		o.ch.Unbind = append(o.ch.Unbind, storage.Binding{Name: v.key, Bucket: v.m.Bucket, SID: v.sid})
 	}
+	released := o.pub // the surviving source's new reference count, if any
 	o.pub = func() {
+		if released != nil {
+			released()
+		}
 		for _, v := range victims {
 			v.publishDelete()
 		}
@@ -130,36 +123,17 @@ func (e *Engine) releaseSourceLocked(m *streamMeta, o *op, victims *[]*stream) e
 		}
 		if nm.Refs > 0 || !nm.SoftDeleted {
 			src.m = nm
-			o.also = append(o.also, metaChange{s: src, after: nm})
-			prev := o.pub
-			o.pub = func() { prev(); src.publish(nm, nil) }
+			o.ch.Also = append(o.ch.Also, nm.stored())
+			o.others = append(o.others, src)
+			o.pub = func() { src.publish(nm, nil) }
 			src.mu.Unlock()
 			return nil
 		}
 		src.m = nm
-		o.also = append(o.also, metaChange{s: src, drop: true})
 		*victims = append(*victims, src)
+		o.others = append(o.others, src)
 		src.mu.Unlock()
 		m = nm
 	}
 	return nil
-}
-
-// unbindTx removes an incarnation's name (if still bound to it) and meta, and hands its
-// storage to the sweeper.
-func unbindTx(tx *bolt.Tx, key string, sid uint64, bucket string) error {
-	names := tx.Bucket(bktNames)
-	if v := names.Get([]byte(key)); v != nil && getU64(v) == sid {
-		if err := names.Delete([]byte(key)); err != nil {
-			return err
-		}
-		if err := addBucketStreams(tx, bucket, -1); err != nil {
-			return err
-		}
-	}
-	if err := tx.Bucket(bktMeta).Delete(sidKey(sid)); err != nil {
-		return err
-	}
-	rec, _ := json.Marshal(trashRecord{})
-	return tx.Bucket(bktTrash).Put(sidKey(sid), rec)
 }

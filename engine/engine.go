@@ -1,34 +1,33 @@
-// Package engine is dsd's storage engine: durable streams on one bbolt file, with group
-// commit (many requests per fsync, D4), an in-memory view of every loaded stream, a tail
-// cache, and waiters woken after commit for long-poll and SSE readers.
+// Package engine is dsd's storage engine: durable streams over a storage backend
+// (engine/storage; engine/boltstore by default), with group commit (many requests per
+// commit, D4), an in-memory view of every loaded stream, a tail cache, and waiters woken
+// after commit for long-poll and SSE readers.
 //
 // Every decision (closure, content type, producer admission, Stream-Seq, offsets) is taken
 // against the stream's in-memory state under the stream's lock, then queued to the
-// committer as one operation; the caller is answered only after the transaction holding
-// that operation has committed and synced. Readers see only committed state.
+// committer as one operation; the caller is answered only after the backend's commit
+// holding that operation is durable (the data file: committed and synced). Readers see
+// only committed state. A storage failure is handled per D4 (recover.go).
 package engine
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
-
+	"github.com/dsd-project/dsd/engine/boltstore"
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
 
 // Options configure an Engine. The zero value is usable.
 type Options struct {
 	// OpenTimeout bounds the wait for the data file's lock; a second process on the same
-	// data dir fails after it (default 1s).
+	// data dir fails after it (default 1s). Open only.
 	OpenTimeout time.Duration
 	// NoSync skips fsync. UNSAFE: acknowledged data can be lost on a crash. Tests only.
+	// Open only.
 	NoSync bool
 	// Clock returns the current time (default time.Now).
 	Clock func() time.Time
@@ -62,7 +61,7 @@ func (o *Options) defaults() {
 
 // Engine is the storage engine. It is safe for concurrent use.
 type Engine struct {
-	db   *bolt.DB
+	st   storage.Backend
 	opts Options
 	now  func() time.Time
 
@@ -72,77 +71,63 @@ type Engine struct {
 	buckets map[string]*bucketState
 	nextSID uint64
 
-	q         commitQueue
-	failed    atomic.Pointer[error] // sticky storage failure (D4)
-	closing   atomic.Bool
-	stop      chan struct{}
-	bg        sync.WaitGroup
-	startedMs int64
+	q          commitQueue
+	commitMu   sync.Mutex            // held by the committer per group, and by recovery
+	group      []storage.Change      // the committer's buffers
+	groupIdx   []int                 //
+	brokenSet  map[*stream]struct{}  // streams whose commit failed alone (committer's)
+	failed     atomic.Pointer[error] // storage failure, until a probe commit succeeds (D4)
+	failedAt   time.Time             // when it began (committer's)
+	failLogged bool                  // the failure is logged, its recovery not yet (committer's)
+	gcFailing  atomic.Bool           // background clean-up is failing (logged once)
+	closing    atomic.Bool
+	stop       chan struct{}
+	bg         sync.WaitGroup
+	startedMs  int64
 
-	commitHook atomic.Pointer[func() error] // tests: fault injection before each commit
-	pubHook    atomic.Pointer[func()]       // tests: runs between a commit and its publication
+	pubHook atomic.Pointer[func()] // tests: runs between a commit and its publication
 }
 
 // ErrLocked is returned by Open when another process holds the data file.
-var ErrLocked = errors.New("engine: the data directory is in use by another process")
+var ErrLocked = boltstore.ErrLocked
 
-// Open opens (creating if needed) the engine's data file "dsd.db" under dir.
+// Open opens (creating if needed) the engine's data file "dsd.db" under dir
+// (engine/boltstore).
+// Errors: ErrLocked, a data file of another format, IO errors.
 func Open(dir string, opts Options) (*Engine, error) {
 	opts.defaults()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	st, err := boltstore.Open(dir, boltstore.Options{Timeout: opts.OpenTimeout, NoSync: opts.NoSync})
+	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, "dsd.db")
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:         opts.OpenTimeout,
-		NoSync:          opts.NoSync,
-		InitialMmapSize: 1 << 30,
-		FreelistType:    bolt.FreelistMapType,
-	})
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("%w (%s)", ErrLocked, path)
-	}
+	e, err := OpenBackend(st, opts)
 	if err != nil {
-		return nil, fmt.Errorf("engine: open %s: %w", path, err)
+		st.Close()
 	}
+	return e, err
+}
+
+// OpenBackend starts an engine over an open storage backend, which it then owns: Close
+// closes it. Errors: the backend's read errors.
+func OpenBackend(st storage.Backend, opts Options) (*Engine, error) {
+	opts.defaults()
 	e := &Engine{
-		db: db, opts: opts, now: opts.Clock,
+		st: st, opts: opts, now: opts.Clock,
 		streams: make(map[string]*stream), byID: make(map[uint64]*stream),
 		buckets: make(map[string]*bucketState), stop: make(chan struct{}),
+		brokenSet: make(map[*stream]struct{}),
 	}
 	e.startedMs = e.now().UnixMilli()
-	if err := e.initSchema(); err != nil {
-		db.Close()
-		return nil, err
+	sid, err := st.LastSID()
+	if err != nil {
+		return nil, fmt.Errorf("engine: read the last stream id: %w", err)
 	}
+	e.nextSID = sid
 	e.q.init()
 	e.bg.Add(2)
 	go e.commitLoop()
 	go e.sweepLoop()
 	return e, nil
-}
-
-func (e *Engine) initSchema() error {
-	return e.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return err
-			}
-		}
-		sys := tx.Bucket(bktSystem)
-		switch v := sys.Get(keyFormat); {
-		case v == nil:
-			if err := sys.Put(keyFormat, []byte(formatVersion)); err != nil {
-				return err
-			}
-		case string(v) != formatVersion:
-			return fmt.Errorf("engine: data file format %q, this build reads %q", v, formatVersion)
-		}
-		if v := sys.Get(keyNextSID); v != nil {
-			e.nextSID = getU64(v)
-		}
-		return nil
-	})
 }
 
 // Close stops background work, commits what is queued, and closes the data file. Calls
@@ -155,16 +140,17 @@ func (e *Engine) Close() error {
 	close(e.stop)
 	e.q.close()
 	e.bg.Wait()
-	return e.db.Close()
+	return e.st.Close()
 }
 
-// Path returns the data file's path.
-func (e *Engine) Path() string { return e.db.Path() }
+// Path returns where the backend keeps the data (boltstore: the data file's path).
+func (e *Engine) Path() string { return e.st.Path() }
 
-// checkWritable returns the sticky failure or the shutdown error, if any.
+// checkWritable returns model.ErrStorageFailed while the store has failed (the cause is
+// logged, not returned: D4), model.ErrShuttingDown after Close, else nil.
 func (e *Engine) checkWritable() error {
-	if p := e.failed.Load(); p != nil {
-		return fmt.Errorf("%w: %v", model.ErrStorageFailed, *p)
+	if e.failed.Load() != nil {
+		return model.ErrStorageFailed
 	}
 	if e.closing.Load() {
 		return model.ErrShuttingDown

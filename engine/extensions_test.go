@@ -223,6 +223,7 @@ func TestRecordReads(t *testing.T) {
 // A steady append + snapshot + retention loop keeps the data file bounded: trimmed pages
 // are reused. Spec: extension §2.2 (storage below retention is freed).
 func TestRetentionKeepsDataFileBounded(t *testing.T) {
+	fileOnly(t)
 	te := newTestEngine(t)
 	te.mustCreate("loop", "application/octet-stream", "")
 	payload := strings.Repeat("z", 16<<10)
@@ -234,7 +235,7 @@ func TestRetentionKeepsDataFileBounded(t *testing.T) {
 		return fi.Size()
 	}
 	var afterWarmup int64
-	const rounds, perRound = 80, 64 // 80 MiB written; bbolt grows its file 16 MiB at a time
+	const rounds, perRound = 80, 64 // 80 MiB written; the data file grows 16 MiB at a time
 	for r := 0; r < rounds; r++ {
 		var tail model.Offset
 		for i := 0; i < perRound; i++ {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/dsd-project/dsd/engine/storage"
 
 	"github.com/dsd-project/dsd/model"
 )
@@ -65,26 +65,23 @@ func (e *Engine) createForkLocked(key model.StreamKey, b *bucketState, req *Crea
 	var inheritedRecs uint64
 	var prefix []cachedMsg
 	var snapBody []byte
-	err = e.db.View(func(tx *bolt.Tx) error {
-		if err := checkForkAnchor(tx, sv, anchor); err != nil {
-			return err
-		}
-		if snap := sv.Snapshot; snap != nil && snap.Offset <= anchor {
-			snapBody = bytes.Clone(tx.Bucket(bktSnaps).Get(snapKey(sv.ID, snap.Offset)))
-		} else if sv.RetainedFrom > 0 {
-			return fmt.Errorf("%w: no snapshot covers the retained start before the fork point", model.ErrOffsetGone)
-		}
-		var err error
-		if prefix, err = forkPrefix(tx, sv, anchor, req.Fork.SubOffset); err != nil {
-			return err
-		}
-		if sv.isJSON() {
-			inheritedRecs, err = ordinalAt(tx, sv, anchor)
-		}
-		return err
-	})
-	if err != nil {
+	if err := e.checkForkAnchor(sv, anchor); err != nil {
 		return CreateResult{}, nil, err
+	}
+	if snap := sv.Snapshot; snap != nil && snap.Offset <= anchor {
+		if snapBody, err = e.st.SnapshotBody(sv.ID, snap.Offset); err != nil {
+			return CreateResult{}, nil, err
+		}
+	} else if sv.RetainedFrom > 0 {
+		return CreateResult{}, nil, fmt.Errorf("%w: no snapshot covers the retained start before the fork point", model.ErrOffsetGone)
+	}
+	if prefix, err = e.forkPrefix(sv, anchor, req.Fork.SubOffset); err != nil {
+		return CreateResult{}, nil, err
+	}
+	if sv.isJSON() {
+		if inheritedRecs, err = e.ordinalAt(sv, anchor); err != nil {
+			return CreateResult{}, nil, err
+		}
 	}
 	var bodyMsgs [][]byte
 	if sv.isJSON() && len(req.Body) > 0 {
@@ -121,6 +118,8 @@ func (e *Engine) createForkLocked(key model.StreamKey, b *bucketState, req *Crea
 func forkableView(src *stream, now time.Time) (*streamMeta, error) {
 	sv := src.vis
 	switch {
+	case src.broken.Load() != nil:
+		return nil, model.ErrStorageFailed
 	case src.deleted || src.visDeleted || sv == nil:
 		return nil, model.ErrForkSourceMiss
 	case sv.SoftDeleted || src.m.SoftDeleted:
@@ -153,7 +152,7 @@ func (e *Engine) forkMeta(key model.StreamKey, req *CreateRequest, sv *streamMet
 }
 
 // checkForkAnchor validates Stream-Fork-Offset against the source view (B-4.2-06, A-22).
-func checkForkAnchor(tx *bolt.Tx, sv *streamMeta, anchor uint64) error {
+func (e *Engine) checkForkAnchor(sv *streamMeta, anchor uint64) error {
 	switch {
 	case anchor > sv.Tail:
 		return model.ErrOffsetBeyondTail
@@ -162,48 +161,48 @@ func checkForkAnchor(tx *bolt.Tx, sv *streamMeta, anchor uint64) error {
 	case anchor == sv.Tail:
 		return nil
 	}
-	return scanSegments(tx, sv.segments(), anchor, sv.Tail, one, nil)
+	return e.st.Messages(sv.segments(), anchor, sv.Tail, storage.One, nil)
 }
 
 // forkPrefix materializes the sub-offset prefix (B-4.2-14, A-22): the first n bytes (or,
 // on JSON streams, n messages) of what remains of the append unit at anchor, as one unit
 // at anchor. n beyond that remainder is ErrBadForkRequest.
-func forkPrefix(tx *bolt.Tx, sv *streamMeta, anchor, n uint64) ([]cachedMsg, error) {
+func (e *Engine) forkPrefix(sv *streamMeta, anchor, n uint64) ([]cachedMsg, error) {
 	if n == 0 {
 		return nil, nil
 	}
 	if anchor >= sv.Tail {
 		return nil, model.ErrBadForkRequest
 	}
-	unit, err := unitAt(tx, sv, anchor)
+	unit, err := e.unitAt(sv, anchor)
 	if err != nil {
 		return nil, err
 	}
 	if !sv.isJSON() {
-		if n > unit[0].size() {
+		if n > unit[0].Size() {
 			return nil, model.ErrBadForkRequest
 		}
-		buf := append([]byte{flagUnitEnd}, unit[0].data()[:n]...)
-		return []cachedMsg{{off: anchor, buf: buf}}, nil
+		buf := append([]byte{storage.FlagUnitEnd}, unit[0].Data()[:n]...)
+		return []cachedMsg{{Off: anchor, Val: buf}}, nil
 	}
 	if n > uint64(len(unit)) {
 		return nil, model.ErrBadForkRequest
 	}
 	out := make([]cachedMsg, n)
 	for i := range out {
-		buf := bytes.Clone(unit[i].buf)
+		buf := bytes.Clone(unit[i].Val)
 		buf[0] = 0
 		if uint64(i) == n-1 {
-			buf[0] = flagUnitEnd
+			buf[0] = storage.FlagUnitEnd
 		}
-		out[i] = cachedMsg{off: unit[i].off, buf: buf}
+		out[i] = cachedMsg{Off: unit[i].Off, Val: buf}
 	}
 	return out, nil
 }
 
 // unitAt returns the messages from off to the end of the append unit holding off, as
 // visible in sv (a unit inherited by a fork ends at the fork point).
-func unitAt(tx *bolt.Tx, sv *streamMeta, off uint64) ([]cachedMsg, error) {
+func (e *Engine) unitAt(sv *streamMeta, off uint64) ([]cachedMsg, error) {
 	var out []cachedMsg
 	end := sv.Tail
 	for _, sg := range sv.segments() {
@@ -213,17 +212,17 @@ func unitAt(tx *bolt.Tx, sv *streamMeta, off uint64) ([]cachedMsg, error) {
 	}
 	for off < end {
 		var m cachedMsg
-		err := scanSegments(tx, sv.segments(), off, sv.Tail, one, func(o uint64, val []byte) {
-			m = cachedMsg{off: o, buf: bytes.Clone(val)}
+		err := e.st.Messages(sv.segments(), off, sv.Tail, storage.One, func(o uint64, val []byte) {
+			m = cachedMsg{Off: o, Val: bytes.Clone(val)}
 		})
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, m)
-		if m.flags()&flagUnitEnd != 0 {
+		if m.Flags()&storage.FlagUnitEnd != 0 {
 			break
 		}
-		off += m.size()
+		off += m.Size()
 	}
 	return out, nil
 }

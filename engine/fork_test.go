@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"errors"
 	"testing"
 
@@ -89,25 +91,6 @@ func TestForkSoftDeleteAndCascade(t *testing.T) {
 	}
 }
 
-// After a failed commit the engine refuses every write with ErrStorageFailed and
-// acknowledges nothing it could not persist. Spec: D4.
-func TestStorageFailureIsSticky(t *testing.T) {
-	te := newTestEngine(t)
-	te.mustCreate("x", "text/plain", "ok")
-	hook := func() error { return errors.New("disk on fire") }
-	te.commitHook.Store(&hook)
-	if _, err := te.Append(key("x"), AppendRequest{MediaType: "text/plain", Body: []byte("lost")}); !errors.Is(err, model.ErrStorageFailed) {
-		t.Fatalf("append during failure: %v", err)
-	}
-	te.commitHook.Store(nil)
-	if _, err := te.Append(key("x"), AppendRequest{MediaType: "text/plain", Body: []byte("later")}); !errors.Is(err, model.ErrStorageFailed) {
-		t.Fatalf("append after failure: %v", err)
-	}
-	if got := string(te.readAll("x").Data); got != "ok" {
-		t.Fatalf("reads %q", got)
-	}
-}
-
 // A fork of a stream whose retention advanced inherits the source's snapshot when it lies
 // at or before the fork point, so the fork's /bootstrap covers its retained start; with
 // no such snapshot the fork is refused (410). Spec: extension §3.4, B-4.2 (our choice).
@@ -142,5 +125,26 @@ func TestForkOfRetainedStream(t *testing.T) {
 	early := off(2)
 	if _, err := te.Create(key("g"), forkReq("src", &early, 0)); !errors.Is(err, model.ErrOffsetGone) {
 		t.Fatalf("fork before the visible snapshot of a retained stream: %v", err)
+	}
+}
+
+// Deleting a fork publishes its source's dropped reference: an expired source that no
+// fork references any more answers 404 (deleted), not 410 (kept for forks). Spec:
+// B-4.2-10, A-14, A-23.
+func TestForkDeletePublishesSourceRefs(t *testing.T) {
+	te := newTestEngine(t)
+	ttl := uint64(10)
+	if _, err := te.Create(key("src"), CreateRequest{ContentType: "text/plain", MediaType: "text/plain", TTL: &ttl, Body: []byte("s")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Create(key("f"), forkReq("src", nil, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := te.Delete(key("f")); err != nil {
+		t.Fatal(err)
+	}
+	te.clk.advance(11 * time.Second)
+	if _, err := te.Head(key("src")); !errors.Is(err, model.ErrStreamNotFound) {
+		t.Fatalf("head of an expired source without forks: %v", err)
 	}
 }

@@ -1,21 +1,36 @@
 package engine
 
 import (
+	"os"
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/dsd-project/dsd/engine/boltstore"
+	"github.com/dsd-project/dsd/engine/memstore"
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
 
-// testEngine is an Engine on a temporary data dir, with a settable clock. Its cleanup
-// closes it and runs bbolt's consistency check (the btesting habit) and dsd check.
+// testEngine is an Engine on a temporary data dir (or, with DSD_TEST_BACKEND=memory, on
+// an in-memory store), with a settable clock. Its cleanup closes it and runs the data
+// file's consistency checks: bbolt's (the btesting habit) and dsd check's.
 type testEngine struct {
 	*Engine
 	t   testing.TB
 	dir string
+	mem *memstore.Store // the memory backend's store; nil on the data file
 	clk *fakeClock
+}
+
+// onMemory reports whether tests run on the memory backend (the variable is the one
+// engine/enginetest reads).
+func onMemory() bool { return os.Getenv("DSD_TEST_BACKEND") == "memory" }
+
+// fileOnly skips a test about the data file itself on the memory backend.
+func fileOnly(t testing.TB) {
+	if onMemory() {
+		t.Skip("about the data file; DSD_TEST_BACKEND=memory runs on the in-memory store")
+	}
 }
 
 type fakeClock struct{ t time.Time }
@@ -33,7 +48,19 @@ func newTestEngine(t testing.TB) *testEngine {
 
 func (te *testEngine) open() {
 	te.t.Helper()
-	e, err := Open(te.dir, Options{NoSync: true, Clock: te.clk.now, SweepInterval: time.Hour})
+	opts := Options{NoSync: true, Clock: te.clk.now, SweepInterval: time.Hour}
+	var e *Engine
+	var err error
+	if onMemory() {
+		if te.mem == nil {
+			te.mem = memstore.New()
+		} else {
+			te.mem = te.mem.Reopen()
+		}
+		e, err = OpenBackend(te.mem, opts)
+	} else {
+		e, err = Open(te.dir, opts)
+	}
 	if err != nil {
 		te.t.Fatal(err)
 	}
@@ -43,7 +70,7 @@ func (te *testEngine) open() {
 	}
 }
 
-// reopen closes and reopens the data file: what survives is what was committed.
+// reopen closes and reopens the store: what survives is what was committed.
 func (te *testEngine) reopen() {
 	te.t.Helper()
 	if err := te.Engine.Close(); err != nil {
@@ -57,22 +84,21 @@ func (te *testEngine) closeAndCheck() {
 		return
 	}
 	_ = te.Engine.Close()
-	if rep, err := CheckFile(te.dir + "/dsd.db"); err != nil || len(rep.Problems) > 0 {
-		te.t.Errorf("dsd check: %v %q", err, rep.Problems)
+	if te.mem != nil {
+		return
 	}
-	db, err := bolt.Open(te.dir+"/dsd.db", 0o600, &bolt.Options{ReadOnly: true})
+	st, err := boltstore.Open(te.dir, boltstore.Options{Timeout: time.Second})
 	if err != nil {
 		te.t.Errorf("reopen for check: %v", err)
 		return
 	}
-	defer db.Close()
-	if err := db.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			return err
-		}
-		return nil
-	}); err != nil {
-		te.t.Errorf("bbolt consistency check: %v", err)
+	if err := st.Check(); err != nil {
+		te.t.Errorf("data file consistency check: %v", err)
+	}
+	path := st.Path()
+	st.Close()
+	if rep, err := boltstore.CheckFile(path); err != nil || len(rep.Problems) > 0 {
+		te.t.Errorf("dsd check: %v %q", err, rep.Problems)
 	}
 }
 
@@ -108,4 +134,21 @@ func (te *testEngine) readAll(name string) ReadResult {
 		te.t.Fatalf("read %s: %v", name, err)
 	}
 	return res
+}
+
+// setFault makes every commit and probe of the store fail with err (nil: none fail).
+func (te *testEngine) setFault(err error) {
+	if te.mem != nil {
+		var f memstore.Fault
+		if err != nil {
+			f = func(string, *storage.Change) error { return err }
+		}
+		te.mem.SetFault(f)
+		return
+	}
+	var f func() error
+	if err != nil {
+		f = func() error { return err }
+	}
+	te.st.(*boltstore.Store).SetFault(f)
 }

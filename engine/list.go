@@ -1,10 +1,7 @@
 package engine
 
 import (
-	"bytes"
-
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -40,38 +37,26 @@ func (e *Engine) ListStreams(bucket string, q ListQuery) (StreamList, error) {
 	if _, err := e.Bucket(bucket); err != nil {
 		return StreamList{}, err
 	}
-	prefix := []byte(bucket + "/" + q.Prefix)
+	prefix := bucket + "/" + q.Prefix
 	seek := prefix
 	if q.After != "" {
-		seek = append([]byte(bucket+"/"+q.After), 0)
-		if bytes.Compare(seek, prefix) < 0 {
-			seek = prefix
-		}
+		seek = bucket + "/" + q.After + "\x00"
 	}
 	now := e.now()
 	var out StreamList
-	err := e.db.View(func(tx *bolt.Tx) error {
-		c, meta := tx.Bucket(bktNames).Cursor(), tx.Bucket(bktMeta)
-		for k, v := c.Seek(seek); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if meta.Get(v) == nil {
-				continue
-			}
-			m, err := loadMeta(tx, getU64(v))
-			if err != nil {
-				return err
-			}
-			if m.SoftDeleted || m.expired(now, e.accessOf(m)) {
-				continue
-			}
-			if len(out.Streams) == q.Limit {
-				out.HasMore = true
-				break
-			}
-			out.Streams = append(out.Streams, ListedStream{StreamID: m.Stream, Closed: m.Closed,
-				ContentType: m.ContentType, Tail: model.Offset(m.Tail), CreatedMs: m.CreatedMs,
-				LastWriteMs: m.LastWriteMs})
+	err := e.st.Names(prefix, seek, func(_ string, sm *storage.Meta) bool {
+		m := fromStored(sm)
+		if m.SoftDeleted || m.expired(now, e.accessOf(m)) {
+			return true
 		}
-		return nil
+		if len(out.Streams) == q.Limit {
+			out.HasMore = true
+			return false
+		}
+		out.Streams = append(out.Streams, ListedStream{StreamID: m.Stream, Closed: m.Closed,
+			ContentType: m.ContentType, Tail: model.Offset(m.Tail), CreatedMs: m.CreatedMs,
+			LastWriteMs: m.LastWriteMs})
+		return true
 	})
 	if out.HasMore {
 		out.NextCursor = out.Streams[len(out.Streams)-1].StreamID

@@ -1,18 +1,16 @@
 package engine
 
-import (
-	bolt "go.etcd.io/bbolt"
-)
+import "github.com/dsd-project/dsd/engine/storage"
 
 // unitMessages lays out one append unit (one request body) as data entries starting at
 // off: a single message for non-JSON streams, one per flattened message for JSON streams
-// (canonical bytes: compact JSON + "\n", D3). The last message carries flagUnitEnd.
+// (canonical bytes: compact JSON + "\n", D3). The last message carries storage.FlagUnitEnd.
 func unitMessages(off uint64, body []byte, jsonMsgs [][]byte, isJSON bool) []cachedMsg {
 	if !isJSON {
 		buf := make([]byte, 1+len(body))
-		buf[0] = flagUnitEnd
+		buf[0] = storage.FlagUnitEnd
 		copy(buf[1:], body)
-		return []cachedMsg{{off: off, buf: buf}}
+		return []cachedMsg{{Off: off, Val: buf}}
 	}
 	out := make([]cachedMsg, len(jsonMsgs))
 	for i, m := range jsonMsgs {
@@ -20,9 +18,9 @@ func unitMessages(off uint64, body []byte, jsonMsgs [][]byte, isJSON bool) []cac
 		copy(buf[1:], m)
 		buf[len(buf)-1] = '\n'
 		if i == len(jsonMsgs)-1 {
-			buf[0] = flagUnitEnd
+			buf[0] = storage.FlagUnitEnd
 		}
-		out[i] = cachedMsg{off: off, buf: buf}
+		out[i] = cachedMsg{Off: off, Val: buf}
 		off += uint64(len(m) + 1)
 	}
 	return out
@@ -32,28 +30,7 @@ func unitMessages(off uint64, body []byte, jsonMsgs [][]byte, isJSON bool) []cac
 func unitBytes(msgs []cachedMsg) uint64 {
 	var n uint64
 	for _, m := range msgs {
-		n += m.size()
+		n += m.Size()
 	}
 	return n
-}
-
-// putMessages writes messages, and for JSON streams their record index entries starting
-// at ordinal rec (extension §6.1).
-func putMessages(tx *bolt.Tx, sid uint64, msgs []cachedMsg, isJSON bool, rec uint64) error {
-	data := tx.Bucket(bktData)
-	for _, m := range msgs {
-		if err := data.Put(posKey(sid, m.off), m.buf); err != nil {
-			return err
-		}
-	}
-	if !isJSON {
-		return nil
-	}
-	records := tx.Bucket(bktRecords)
-	for i, m := range msgs {
-		if err := records.Put(posKey(sid, rec+uint64(i)), u64(m.off)); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -1,10 +1,7 @@
 package engine
 
 import (
-	"encoding/json"
-
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -15,19 +12,13 @@ const receiptsKept = 8
 // producerState is the stored state of one idempotent producer of a stream
 // (B-5.2.1-03): its epoch, the highest accepted seq, and the acknowledgements of its most
 // recent accepted appends (so a retry gets its original offsets and record range back).
-type producerState struct {
-	Epoch    uint64    `json:"epoch"`
-	LastSeq  uint64    `json:"seq"`
-	Receipts []receipt `json:"receipts,omitempty"`
-}
+type producerState storage.ProducerState
 
 // receipt is the acknowledgement of one accepted producer append.
-type receipt struct {
-	Seq      uint64 `json:"seq"`
-	End      uint64 `json:"end"` // Stream-Next-Offset it was acknowledged with
-	RecStart uint64 `json:"rs,omitempty"`
-	RecNext  uint64 `json:"rn,omitempty"`
-}
+type receipt = storage.Receipt
+
+// stored returns st as the storage type (no copy).
+func (st *producerState) stored() *storage.ProducerState { return (*storage.ProducerState)(st) }
 
 // admission is the producer table's verdict on one request (B-5.2.1-03).
 type admission uint8
@@ -90,15 +81,8 @@ func (e *Engine) producer(s *stream, id string) (*producerState, error) {
 	if st, ok := s.producers[id]; ok {
 		return st, nil
 	}
-	var st *producerState
-	err := e.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bktProds).Get(prodKey(s.sid, id))
-		if v == nil {
-			return nil
-		}
-		st = new(producerState)
-		return json.Unmarshal(v, st)
-	})
+	sp, err := e.st.Producer(s.sid, id)
+	st := (*producerState)(sp)
 	if err != nil {
 		return nil, err
 	}
@@ -106,37 +90,9 @@ func (e *Engine) producer(s *stream, id string) (*producerState, error) {
 	return st, nil
 }
 
-// putReceipt stores the acknowledgement of an accepted producer append of a JSON stream,
-// so that any later duplicate gets its original record range (extension §6.3).
-func putReceipt(tx *bolt.Tx, sid uint64, p *model.Producer, r receipt) error {
-	var v [24]byte
-	copy(v[0:], u64(r.End))
-	copy(v[8:], u64(r.RecStart))
-	copy(v[16:], u64(r.RecNext))
-	return tx.Bucket(bktRcpts).Put(rcptKey(sid, p.ID, p.Epoch, p.Seq), v[:])
-}
-
-// storedReceipt looks up the acknowledgement of (epoch, seq) of producer id.
+// storedReceipt looks up the acknowledgement of (epoch, seq) of producer id. A read
+// error counts as not found: the duplicate is then acknowledged without a record range.
 func (e *Engine) storedReceipt(sid uint64, p *model.Producer) (receipt, bool) {
-	var r receipt
-	found := false
-	_ = e.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bktRcpts).Get(rcptKey(sid, p.ID, p.Epoch, p.Seq))
-		if len(v) == 24 {
-			r = receipt{Seq: p.Seq, End: getU64(v), RecStart: getU64(v[8:]), RecNext: getU64(v[16:])}
-			found = true
-		}
-		return nil
-	})
-	return r, found
-}
-
-// putProducer writes a producer's state.
-func putProducer(tx *bolt.Tx, sid uint64, id string, enc []byte) error {
-	return tx.Bucket(bktProds).Put(prodKey(sid, id), enc)
-}
-
-func encodeProducer(st *producerState) []byte {
-	b, _ := json.Marshal(st)
-	return b
+	r, ok, err := e.st.Receipt(sid, *p)
+	return r, ok && err == nil
 }

@@ -3,17 +3,15 @@ package engine
 import (
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/dsd-project/dsd/model"
 )
 
-// withPublished runs fn in a read transaction whose stored state of s is the state
-// readers see. Between a commit and its publication the store is ahead of the published
+// withPublished runs fn on the stored meta of s and its visible snapshot's body, read
+// together, once that stored state is the state readers see. Between a commit and its publication the store is ahead of the published
 // view; a reader that reads the store directly (a snapshot body, a bootstrap) waits for
 // the publication, so it never sees a write before ordinary reads do (linearizability).
 // Errors: model.ErrStreamNotFound, and fn's.
-func (e *Engine) withPublished(s *stream, fn func(tx *bolt.Tx, m *streamMeta) error) error {
+func (e *Engine) withPublished(s *stream, fn func(m *streamMeta, snap []byte) error) error {
 	for {
 		s.mu.Lock()
 		v, gone, ch := s.vis, s.visDeleted, s.notify
@@ -21,22 +19,15 @@ func (e *Engine) withPublished(s *stream, fn func(tx *bolt.Tx, m *streamMeta) er
 		if gone || v == nil {
 			return model.ErrStreamNotFound
 		}
-		ahead := false
-		err := e.db.View(func(tx *bolt.Tx) error {
-			m, err := loadMeta(tx, s.sid)
-			switch {
-			case err != nil:
-				return err
-			case m == nil:
-				return model.ErrStreamNotFound
-			case !samePublished(m, v):
-				ahead = true
-				return nil
-			}
-			return fn(tx, m)
-		})
-		if err != nil || !ahead {
+		sm, snap, err := e.st.SnapshotOf(s.sid)
+		m := fromStored(sm)
+		switch {
+		case err != nil:
 			return err
+		case m == nil:
+			return model.ErrStreamNotFound
+		case samePublished(m, v):
+			return fn(m, snap)
 		}
 		select {
 		case <-ch:

@@ -1,11 +1,9 @@
 package engine
 
 import (
-	"bytes"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -115,9 +113,9 @@ func (e *Engine) readView(s *stream, v *streamMeta, req ReadRequest) (ReadResult
 	if err != nil {
 		return ReadResult{}, err
 	}
-	lim := limits{bytes: req.MaxBytes, msgs: req.MaxMessages}
-	if lim.bytes <= 0 {
-		lim.bytes = e.opts.ReadChunkBytes
+	lim := limits{Bytes: req.MaxBytes, Msgs: req.MaxMessages}
+	if lim.Bytes <= 0 {
+		lim.Bytes = e.opts.ReadChunkBytes
 	}
 	res := ReadResult{Info: v.info(), Start: model.Offset(start), Next: model.Offset(start),
 		RecordStart: rec, RecordNext: rec}
@@ -148,16 +146,8 @@ func (e *Engine) resolveRead(v *streamMeta, req ReadRequest) (off, rec uint64, e
 	return e.resolveRecord(v, *req.Record)
 }
 
-// limits bound one read: about bytes (at least one message), at most msgs (0 = none).
-type limits struct{ bytes, msgs int }
-
-// allows reports whether a message of size n may follow taken messages of total size.
-func (l limits) allows(taken, size, n int) bool {
-	if taken == 0 {
-		return true
-	}
-	return size+n <= l.bytes && (l.msgs == 0 || taken < l.msgs)
-}
+// limits bound one read: about Bytes (at least one message), at most Msgs (0 = none).
+type limits = storage.Limits
 
 // span is whole messages copied out contiguously: their canonical bytes and the end of
 // each message in data.
@@ -175,15 +165,15 @@ func (sp *span) add(msg []byte) {
 // ErrOffsetNotBoundary) within the limits and the view, from the tail cache when it
 // covers start, else from storage.
 func (e *Engine) messages(s *stream, v *streamMeta, start uint64, lim limits) (span, error) {
-	sp := span{data: make([]byte, 0, lim.sizeHint(v.Tail-start))}
+	sp := span{data: make([]byte, 0, sizeHint(lim, v.Tail-start))}
 	s.mu.Lock()
 	cached, ok, found := s.cache.slice(start, v.Tail)
 	if ok && s.cache.end < v.Tail {
 		ok = false // the view is ahead of the cache (a view read from storage): use storage
 	}
 	if ok && found {
-		for n := 0; n < len(cached) && lim.allows(n, len(sp.data), int(cached[n].size())); n++ {
-			sp.add(cached[n].data())
+		for n := 0; n < len(cached) && lim.Allows(n, len(sp.data), int(cached[n].Size())); n++ {
+			sp.add(cached[n].Data())
 		}
 		s.cacheUsed = time.Now().UnixMilli()
 	}
@@ -194,56 +184,15 @@ func (e *Engine) messages(s *stream, v *streamMeta, start uint64, lim limits) (s
 	case ok:
 		return sp, nil
 	}
-	err := e.db.View(func(tx *bolt.Tx) error {
-		return scanSegments(tx, v.segments(), start, v.Tail, lim, func(_ uint64, val []byte) { sp.add(val[1:]) })
-	})
+	err := e.st.Messages(v.segments(), start, v.Tail, lim, func(_ uint64, val []byte) { sp.add(val[1:]) })
 	return sp, err
 }
 
 // sizeHint is the buffer to start a read with, given avail bytes before the tail.
-func (l limits) sizeHint(avail uint64) uint64 {
-	n := min(uint64(l.bytes), avail, 256<<10)
-	if l.msgs > 0 {
-		n = min(n, uint64(l.msgs)*256)
+func sizeHint(l limits, avail uint64) uint64 {
+	n := min(uint64(l.Bytes), avail, 256<<10)
+	if l.Msgs > 0 {
+		n = min(n, uint64(l.Msgs)*256)
 	}
 	return n
-}
-
-// one is the limit of a single message.
-var one = limits{bytes: 0, msgs: 1}
-
-// scanSegments visits the stored values (flags byte, then bytes) of whole messages in
-// [start, tail) across segments within the limits. start must be a message boundary
-// (else ErrOffsetNotBoundary). Values are valid only inside the transaction.
-func scanSegments(tx *bolt.Tx, segs []segment, start, tail uint64, lim limits, visit func(off uint64, val []byte)) error {
-	c := tx.Bucket(bktData).Cursor()
-	taken, size := 0, 0
-	first := true
-	for _, sg := range segs {
-		if sg.To <= start {
-			continue
-		}
-		from := max(start, sg.From)
-		want := posKey(sg.SID, from)
-		k, val := c.Seek(want)
-		if first && (k == nil || !bytes.Equal(k, want)) {
-			return model.ErrOffsetNotBoundary
-		}
-		first = false
-		for ; k != nil; k, val = c.Next() {
-			sid, off := splitPosKey(k)
-			if sid != sg.SID || off >= sg.To || off >= tail {
-				break
-			}
-			if !lim.allows(taken, size, len(val)-1) {
-				return nil
-			}
-			if visit != nil {
-				visit(off, val)
-			}
-			taken++
-			size += len(val) - 1
-		}
-	}
-	return nil
 }

@@ -1,10 +1,6 @@
 package engine
 
 import (
-	"sort"
-
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -30,25 +26,21 @@ func (m *streamMeta) recordSpans() []recordSpan {
 
 // recordOffset returns O(r), the offset of record r, for F <= r < N (extension §6.1).
 // It is one index lookup: O(log n) in the stream's length.
-func recordOffset(tx *bolt.Tx, m *streamMeta, r uint64) (uint64, bool) {
+func (e *Engine) recordOffset(m *streamMeta, r uint64) (uint64, bool, error) {
 	if r == m.RecordNext {
-		return m.Tail, true
+		return m.Tail, true, nil
 	}
 	for _, sp := range m.recordSpans() {
 		if r >= sp.RecFrom && r < sp.RecEnd {
-			v := tx.Bucket(bktRecords).Get(posKey(sp.SID, r))
-			if v == nil {
-				return 0, false
-			}
-			return getU64(v), true
+			return e.st.RecordOffset(sp.SID, r)
 		}
 	}
-	return 0, false
+	return 0, false, nil
 }
 
 // ordinalAt returns the ordinal of the record starting at offset off (a message
 // boundary of a JSON view), by binary search over the record index.
-func ordinalAt(tx *bolt.Tx, m *streamMeta, off uint64) (uint64, error) {
+func (e *Engine) ordinalAt(m *streamMeta, off uint64) (uint64, error) {
 	if off >= m.Tail {
 		return m.RecordNext, nil
 	}
@@ -56,17 +48,7 @@ func ordinalAt(tx *bolt.Tx, m *streamMeta, off uint64) (uint64, error) {
 		if off < sp.From || off >= sp.To {
 			continue
 		}
-		lo := sp.RecFrom
-		if m.RecordFirst > lo {
-			lo = m.RecordFirst
-		}
-		b := tx.Bucket(bktRecords)
-		n := int(sp.RecEnd - lo)
-		i := sort.Search(n, func(i int) bool {
-			v := b.Get(posKey(sp.SID, lo+uint64(i)))
-			return v == nil || getU64(v) >= off
-		})
-		return lo + uint64(i), nil
+		return e.st.OrdinalAt(sp.SID, max(sp.RecFrom, m.RecordFirst), sp.RecEnd, off)
 	}
 	return m.RecordNext, nil
 }
@@ -117,13 +99,9 @@ func (e *Engine) resolveRecord(v *streamMeta, rs RecordSpec) (off, rec uint64, e
 	if rec < v.RecordFirst || rec > v.RecordNext {
 		return 0, 0, &model.RecordRangeError{First: v.RecordFirst, Next: v.RecordNext, Gone: rec < v.RecordFirst}
 	}
-	err = e.db.View(func(tx *bolt.Tx) error {
-		o, ok := recordOffset(tx, v, rec)
-		if !ok {
-			return &model.RecordRangeError{First: v.RecordFirst, Next: v.RecordNext, Gone: true}
-		}
-		off = o
-		return nil
-	})
+	off, ok, err := e.recordOffset(v, rec)
+	if err == nil && !ok {
+		err = &model.RecordRangeError{First: v.RecordFirst, Next: v.RecordNext, Gone: true}
+	}
 	return off, rec, err
 }

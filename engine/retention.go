@@ -1,8 +1,7 @@
 package engine
 
 import (
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -63,10 +62,8 @@ func (e *Engine) decideRetention(s *stream, at Position) (*op, StreamInfo, uint6
 	if s.isJSON {
 		nm.RecordFirst = rec
 	}
-	sid := s.sid
-	o := &op{s: s, after: nm,
-		write: func(tx *bolt.Tx) error { return tx.Bucket(bktTrim).Put(sidKey(sid), nil) },
-		pub:   func() { s.publish(nm, nil) }}
+	o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: nm.stored(), Retained: true},
+		pub: func() { s.publish(nm, nil) }}
 	if err := e.q.push(o); err != nil {
 		return nil, StreamInfo{}, 0, err
 	}
@@ -75,15 +72,15 @@ func (e *Engine) decideRetention(s *stream, at Position) (*op, StreamInfo, uint6
 }
 
 // trimRetained frees, a bounded batch at a time, the data below each stream's retention
-// boundary (its own segment only: inherited data belongs to the source).
-func (e *Engine) trimRetained() {
-	var sids []uint64
-	_ = e.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bktTrim).ForEach(func(k, _ []byte) error {
-			sids = append(sids, getU64(k))
-			return nil
-		})
-	})
+// boundary (its own segment only: inherited data belongs to the source). It is
+// background work: a failure is logged and retried at the next sweep (D4). It reports
+// whether it met no failure.
+func (e *Engine) trimRetained() bool {
+	sids, err := e.st.Trims()
+	if err != nil {
+		e.gcFailed("list streams to trim", err)
+		return false
+	}
 	for _, sid := range sids {
 		e.mu.Lock()
 		s, err := e.byIDLocked(sid)
@@ -92,53 +89,15 @@ func (e *Engine) trimRetained() {
 			continue
 		}
 		for i := 0; i < 16; i++ {
-			finished := false
-			o := &op{write: func(tx *bolt.Tx) error {
-				var err error
-				finished, err = trimTx(tx, sid, gcBatchKeys)
-				return err
-			}}
-			if e.submit(o) != nil || finished {
+			finished, err := e.st.Trim(sid, gcBatchKeys)
+			if err != nil {
+				e.gcFailed("trim retained data", err)
+				return false
+			}
+			if finished {
 				break
 			}
 		}
 	}
-}
-
-// trimTx deletes up to limit data and record keys of sid below its stored retention
-// boundary; finished reports the trim marker is gone. A stream referenced by forks keeps
-// its data (its forks may read it).
-func trimTx(tx *bolt.Tx, sid uint64, limit int) (finished bool, err error) {
-	m, err := loadMeta(tx, sid)
-	if err != nil {
-		return false, err
-	}
-	if m == nil {
-		return true, tx.Bucket(bktTrim).Delete(sidKey(sid))
-	}
-	if m.Refs > 0 {
-		return true, nil
-	}
-	n := 0
-	for _, b := range []struct {
-		name  []byte
-		below uint64
-	}{{bktData, m.RetainedFrom}, {bktRecords, m.RecordFirst}} {
-		c := tx.Bucket(b.name).Cursor()
-		start := posKey(sid, 0)
-		for k, _ := c.Seek(start); k != nil; k, _ = c.Seek(start) {
-			ksid, pos := splitPosKey(k)
-			if ksid != sid || pos >= b.below {
-				break
-			}
-			if n >= limit {
-				return false, nil
-			}
-			if err := c.Delete(); err != nil {
-				return false, err
-			}
-			n++
-		}
-	}
-	return true, tx.Bucket(bktTrim).Delete(sidKey(sid))
+	return true
 }

@@ -1,15 +1,5 @@
 package engine
 
-// segment is a range of a stream's visible offsets whose messages are stored under one
-// incarnation's sid: a plain stream has one; a fork has its inherited segments (owned by
-// its sources, B-4.2-01) followed by its own.
-type segment struct {
-	SID     uint64 `json:"sid"`
-	From    uint64 `json:"from"`    // first offset
-	To      uint64 `json:"to"`      // end offset (exclusive); the own segment ends at the tail
-	RecFrom uint64 `json:"recfrom"` // ordinal of the first record (JSON streams)
-}
-
 // ownStart is the first offset of the stream's own segment: its fork anchor, or 0.
 func (m *streamMeta) ownStart() uint64 {
 	if m.Fork != nil {

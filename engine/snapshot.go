@@ -1,12 +1,11 @@
 package engine
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/dsd-project/dsd/engine/storage"
 
 	"github.com/dsd-project/dsd/model"
 )
@@ -102,9 +101,8 @@ func (e *Engine) decideSnapshot(s *stream, req *SnapshotRequest, info *SnapshotI
 	}
 	nm := s.edit()
 	nm.Snapshot = &snapshotMeta{Offset: off, ContentType: info.ContentType, Digest: info.Digest, Size: info.Size, RecordAt: rec}
-	sid, body := s.sid, req.Body
-	o := &op{s: s, after: nm,
-		write: func(tx *bolt.Tx) error { return tx.Bucket(bktSnaps).Put(snapKey(sid, off), body) },
+	o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: nm.stored(),
+		PutSnapshot: &storage.SnapshotBody{Offset: off, Body: req.Body}},
 		pub: func() {
 			s.publish(nm, nil)
 			if cur != nil {
@@ -131,17 +129,14 @@ func (e *Engine) snapshotBoundary(v *streamMeta, at Position) (off, rec uint64, 
 	case off < v.RetainedFrom:
 		return 0, 0, model.ErrOffsetGone
 	}
-	err = e.db.View(func(tx *bolt.Tx) error {
-		if off < v.Tail {
-			if err := scanSegments(tx, v.segments(), off, v.Tail, one, nil); err != nil {
-				return err
-			}
+	if off < v.Tail {
+		if err := e.st.Messages(v.segments(), off, v.Tail, storage.One, nil); err != nil {
+			return 0, 0, err
 		}
-		if v.isJSON() {
-			rec, err = ordinalAt(tx, v, off)
-		}
-		return err
-	})
+	}
+	if v.isJSON() {
+		rec, err = e.ordinalAt(v, off)
+	}
 	return off, rec, err
 }
 
@@ -153,14 +148,10 @@ func (e *Engine) recordBoundary(v *streamMeta, r uint64) (off, rec uint64, err e
 	if r < v.RecordFirst || r > v.RecordNext {
 		return 0, 0, &model.RecordRangeError{First: v.RecordFirst, Next: v.RecordNext, Gone: r < v.RecordFirst}
 	}
-	err = e.db.View(func(tx *bolt.Tx) error {
-		o, ok := recordOffset(tx, v, r)
-		if !ok {
-			return model.ErrOffsetGone
-		}
-		off = o
-		return nil
-	})
+	off, ok, err := e.recordOffset(v, r)
+	if err == nil && !ok {
+		err = model.ErrOffsetGone
+	}
 	return off, r, err
 }
 
@@ -174,8 +165,7 @@ func (e *Engine) retireSnapshot(s *stream, off uint64) {
 	if s.deleted || (s.m.Snapshot != nil && s.m.Snapshot.Offset == off) {
 		return
 	}
-	sid := s.sid
-	o := &op{write: func(tx *bolt.Tx) error { return tx.Bucket(bktSnaps).Delete(snapKey(sid, off)) }}
+	o := &op{ch: storage.Change{SID: s.sid, DropSnapshot: &off}}
 	if e.q.push(o) == nil {
 		s.lastLSN = o.lsn
 	}
@@ -191,12 +181,11 @@ func (e *Engine) Snapshot(key model.StreamKey, at *model.Offset) (StreamInfo, []
 	}
 	var info StreamInfo
 	var body []byte
-	err = e.withPublished(s, func(tx *bolt.Tx, m *streamMeta) error {
+	err = e.withPublished(s, func(m *streamMeta, snap []byte) error {
 		if m.Snapshot == nil || (at != nil && uint64(*at) != m.Snapshot.Offset) {
 			return model.ErrSnapshotNotFound
 		}
-		info = m.info()
-		body = bytes.Clone(tx.Bucket(bktSnaps).Get(snapKey(s.sid, m.Snapshot.Offset)))
+		info, body = m.info(), snap
 		return nil
 	})
 	return info, body, err
@@ -216,6 +205,8 @@ func (e *Engine) DeleteSnapshot(key model.StreamKey, at model.Offset) error {
 	s.mu.Lock()
 	cur := s.m.Snapshot
 	switch {
+	case s.broken.Load() != nil:
+		err = model.ErrStorageFailed
 	case cur == nil || cur.Offset != uint64(at):
 		err = model.ErrSnapshotNotFound
 	case s.m.RetainedFrom > 0:
@@ -228,10 +219,9 @@ func (e *Engine) DeleteSnapshot(key model.StreamKey, at model.Offset) error {
 	}
 	nm := s.edit()
 	nm.Snapshot = nil
-	sid := s.sid
-	o := &op{s: s, after: nm,
-		write: func(tx *bolt.Tx) error { return tx.Bucket(bktSnaps).Delete(snapKey(sid, uint64(at))) },
-		pub:   func() { s.publish(nm, nil) }}
+	drop := uint64(at)
+	o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: nm.stored(), DropSnapshot: &drop},
+		pub: func() { s.publish(nm, nil) }}
 	if err := e.q.push(o); err != nil {
 		s.mu.Unlock()
 		return err

@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -32,9 +30,10 @@ type stream struct {
 	cache      tailCache
 	cacheUsed  int64 // Unix ms of the last publish or cache read
 
-	access atomic.Int64 // last GET/POST, Unix ms (sliding TTL)
-	live   atomic.Int32 // open long-poll and SSE requests (A-14: never expire while > 0)
-	pins   atomic.Int32 // bootstraps in flight: retained data is not trimmed meanwhile
+	broken atomic.Pointer[error] // a commit of this stream alone failed: reload pending (D4)
+	access atomic.Int64          // last GET/POST, Unix ms (sliding TTL)
+	live   atomic.Int32          // open long-poll and SSE requests (A-14: never expire while > 0)
+	pins   atomic.Int32          // bootstraps in flight: retained data is not trimmed meanwhile
 }
 
 func newStream(m *streamMeta, committed bool, cacheBytes int) *stream {
@@ -67,7 +66,7 @@ func (s *stream) view() *streamMeta {
 }
 
 // publish installs committed state, feeds the tail cache and wakes waiters. It runs on
-// the committer after the transaction commits.
+// the committer after the commit.
 func (s *stream) publish(after *streamMeta, msgs []cachedMsg) {
 	s.mu.Lock()
 	if after != nil {
@@ -106,20 +105,11 @@ func (e *Engine) lookupLocked(key string) (*stream, error) {
 	if s, ok := e.streams[key]; ok {
 		return s, nil
 	}
-	var m *streamMeta
-	err := e.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bktNames).Get([]byte(key))
-		if v == nil {
-			return nil
-		}
-		var err error
-		m, err = loadMeta(tx, getU64(v))
-		return err
-	})
-	if err != nil || m == nil {
+	sm, err := e.st.Stream(key)
+	if err != nil || sm == nil {
 		return nil, err
 	}
-	return e.adopt(m, true), nil
+	return e.adopt(fromStored(sm), true), nil
 }
 
 // adopt registers a stream loaded from storage; bound says whether its path's name entry
@@ -150,18 +140,8 @@ func (e *Engine) byIDLocked(sid uint64) (*stream, error) {
 	if s, ok := e.byID[sid]; ok {
 		return s, nil
 	}
-	var m *streamMeta
-	bound := false
-	err := e.db.View(func(tx *bolt.Tx) error {
-		var err error
-		if m, err = loadMeta(tx, sid); err != nil || m == nil {
-			return err
-		}
-		key := model.StreamKey{Bucket: m.Bucket, Stream: m.Stream}.String()
-		v := tx.Bucket(bktNames).Get([]byte(key))
-		bound = v != nil && getU64(v) == sid
-		return nil
-	})
+	sm, bound, err := e.st.Incarnation(sid)
+	m := fromStored(sm)
 	if err != nil {
 		return nil, err
 	}
@@ -172,42 +152,4 @@ func (e *Engine) byIDLocked(sid uint64) (*stream, error) {
 		return s, nil
 	}
 	return e.adopt(m, bound), nil
-}
-
-// loadMeta reads an incarnation's meta and brings its derivable fields up to date: plain
-// appends do not always rewrite the meta (see metaRefresh), so the tail and the record
-// tail are taken from the last data and record entries when those lie beyond it.
-func loadMeta(tx *bolt.Tx, sid uint64) (*streamMeta, error) {
-	v := tx.Bucket(bktMeta).Get(sidKey(sid))
-	if v == nil {
-		return nil, nil
-	}
-	m, err := decodeMeta(v)
-	if err != nil {
-		return nil, err
-	}
-	if k, val := lastPos(tx.Bucket(bktData), sid); k != nil {
-		_, off := splitPosKey(k)
-		m.Tail = max(m.Tail, off+uint64(len(val)-1))
-	}
-	if k, _ := lastPos(tx.Bucket(bktRecords), sid); k != nil {
-		_, r := splitPosKey(k)
-		m.RecordNext = max(m.RecordNext, r+1)
-	}
-	return m, nil
-}
-
-// lastPos returns the last sid|pos entry of sid in b, if any.
-func lastPos(b *bolt.Bucket, sid uint64) ([]byte, []byte) {
-	c := b.Cursor()
-	k, v := c.Seek(posKey(sid+1, 0))
-	if k == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
-	}
-	if k == nil || len(k) != 16 || getU64(k) != sid {
-		return nil, nil
-	}
-	return k, v
 }

@@ -1,9 +1,10 @@
 package engine
 
 import (
+	"log/slog"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/dsd-project/dsd/engine/storage"
 )
 
 // gcBatchKeys bounds the keys one garbage-collection op deletes, so freeing a large
@@ -33,8 +34,10 @@ func (e *Engine) sweepLoop() {
 		if n%metaScanEvery == 0 {
 			e.expireStored()
 		}
-		e.collectTrash()
-		e.trimRetained()
+		collected := e.collectTrash()
+		if trimmed := e.trimRetained(); collected && trimmed {
+			e.gcWorked()
+		}
 		e.dropIdleCaches(cacheIdle)
 	}
 }
@@ -76,21 +79,17 @@ func (e *Engine) expireLoaded() {
 func (e *Engine) expireStored() {
 	now := e.now()
 	var keys []string
-	_ = e.db.View(func(tx *bolt.Tx) error {
-		names, meta := tx.Bucket(bktNames), tx.Bucket(bktMeta)
-		return names.ForEach(func(k, v []byte) error {
-			mv := meta.Get(v)
-			if mv == nil {
-				return nil
-			}
-			m, err := decodeMeta(mv)
-			if err == nil && (m.TTL != nil || m.ExpiresMs != nil) && !m.SoftDeleted &&
-				m.expired(now, max(m.AccessMs, e.startedMs)) {
-				keys = append(keys, string(k))
-			}
-			return nil
-		})
+	err := e.st.Names("", "", func(name string, m *storage.Meta) bool {
+		if (m.TTL != nil || m.ExpiresMs != nil) && !m.SoftDeleted &&
+			fromStored(m).expired(now, max(m.AccessMs, e.startedMs)) {
+			keys = append(keys, name)
+		}
+		return true
 	})
+	if err != nil {
+		e.gcFailed("scan for expired streams", err)
+		return
+	}
 	for _, k := range keys {
 		if s, err := e.lookup(k); err == nil && s != nil {
 			e.mu.Lock()
@@ -105,48 +104,42 @@ func (e *Engine) expireStored() {
 }
 
 // collectTrash frees, a bounded batch at a time, the storage of deleted incarnations.
-func (e *Engine) collectTrash() {
-	for i := 0; i < 16; i++ {
-		var sid uint64
-		_ = e.db.View(func(tx *bolt.Tx) error {
-			if k, _ := tx.Bucket(bktTrash).Cursor().First(); k != nil {
-				sid = getU64(k)
-			}
-			return nil
-		})
-		if sid == 0 {
-			return
+// It is background work: a failure is logged and retried at the next sweep, and never
+// blocks client writes (D4).
+// It reports whether it met no failure.
+func (e *Engine) collectTrash() bool {
+	sids, err := e.st.Trash(16)
+	if err != nil {
+		e.gcFailed("list deleted streams", err)
+		return false
+	}
+	for _, sid := range sids {
+		finished, err := e.st.Collect(sid, gcBatchKeys)
+		if err != nil {
+			e.gcFailed("free a deleted stream", err)
+			return false
 		}
-		finished := false
-		o := &op{write: func(tx *bolt.Tx) error {
-			var err error
-			finished, err = freeSID(tx, sid, gcBatchKeys)
-			return err
-		}}
-		if e.submit(o) != nil || !finished {
-			return
+		if !finished {
+			break
 		}
+	}
+	return true
+}
+
+// gcFailed logs a failure of background clean-up once until it works again; it is
+// retried at the next sweep (D4).
+func (e *Engine) gcFailed(what string, err error) {
+	if e.gcFailing.CompareAndSwap(false, true) {
+		slog.Error("engine: background clean-up failed; retrying at every sweep", "task", what,
+			"store", e.st.Path(), "cause", err)
 	}
 }
 
-// freeSID deletes up to limit keys of an incarnation; finished reports that nothing is
-// left and the trash entry is gone.
-func freeSID(tx *bolt.Tx, sid uint64, limit int) (finished bool, err error) {
-	n := 0
-	for _, name := range [][]byte{bktData, bktRecords, bktProds, bktRcpts, bktSnaps} {
-		c := tx.Bucket(name).Cursor()
-		prefix := sidKey(sid)
-		for k, _ := c.Seek(prefix); k != nil && len(k) >= 8 && getU64(k) == sid; k, _ = c.Seek(prefix) {
-			if n >= limit {
-				return false, nil
-			}
-			if err := c.Delete(); err != nil {
-				return false, err
-			}
-			n++
-		}
+// gcWorked logs that background clean-up works again after a failure.
+func (e *Engine) gcWorked() {
+	if e.gcFailing.CompareAndSwap(true, false) {
+		slog.Info("engine: background clean-up works again", "store", e.st.Path())
 	}
-	return true, tx.Bucket(bktTrash).Delete(sidKey(sid))
 }
 
 // flushAccessTimes persists the sliding-TTL access times of loaded streams at shutdown.
@@ -159,7 +152,7 @@ func (e *Engine) flushAccessTimes() {
 			nm := s.edit()
 			nm.AccessMs = s.access.Load()
 			s.m = nm
-			o := &op{s: s, after: nm}
+			o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: nm.stored()}}
 			if e.q.push(o) == nil {
 				ops = append(ops, o)
 			}

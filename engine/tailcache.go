@@ -1,17 +1,14 @@
 package engine
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/dsd-project/dsd/engine/storage"
+)
 
 // cachedMsg is one message: its offset and its stored form, the flags byte followed by
 // the message's canonical bytes. The buffer is shared and never modified.
-type cachedMsg struct {
-	off uint64
-	buf []byte
-}
-
-func (m cachedMsg) data() []byte { return m.buf[1:] }
-func (m cachedMsg) flags() byte  { return m.buf[0] }
-func (m cachedMsg) size() uint64 { return uint64(len(m.buf) - 1) }
+type cachedMsg = storage.Message
 
 // tailCache keeps the most recent committed messages of a stream, contiguous up to the
 // committed tail, so that live readers woken after a commit are served from memory.
@@ -35,17 +32,17 @@ func (c *tailCache) add(msgs []cachedMsg) {
 	if len(msgs) == 0 {
 		return
 	}
-	if msgs[0].off != c.end {
-		c.reset(msgs[0].off)
+	if msgs[0].Off != c.end {
+		c.reset(msgs[0].Off)
 	}
 	for _, m := range msgs {
 		c.msgs = append(c.msgs, m)
-		c.bytes += len(m.buf)
-		c.end = m.off + m.size()
+		c.bytes += len(m.Val)
+		c.end = m.Off + m.Size()
 	}
 	drop := 0
 	for c.bytes > c.max && drop < len(c.msgs)-1 {
-		c.bytes -= len(c.msgs[drop].buf)
+		c.bytes -= len(c.msgs[drop].Val)
 		drop++
 	}
 	if drop > 0 {
@@ -53,7 +50,7 @@ func (c *tailCache) add(msgs []cachedMsg) {
 		clear(c.msgs[n:])
 		c.msgs = c.msgs[:n]
 	}
-	c.start = c.msgs[0].off
+	c.start = c.msgs[0].Off
 }
 
 // slice returns the cached messages from offset from up to (not including) limit, and
@@ -66,12 +63,12 @@ func (c *tailCache) slice(from, limit uint64) (msgs []cachedMsg, ok, found bool)
 	if from == c.end {
 		return nil, true, true
 	}
-	i := sort.Search(len(c.msgs), func(i int) bool { return c.msgs[i].off >= from })
-	if i == len(c.msgs) || c.msgs[i].off != from {
+	i := sort.Search(len(c.msgs), func(i int) bool { return c.msgs[i].Off >= from })
+	if i == len(c.msgs) || c.msgs[i].Off != from {
 		return nil, true, false
 	}
 	j := i
-	for j < len(c.msgs) && c.msgs[j].off < limit {
+	for j < len(c.msgs) && c.msgs[j].Off < limit {
 		j++
 	}
 	return c.msgs[i:j], true, true

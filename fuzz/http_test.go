@@ -26,7 +26,7 @@ var (
 	httpDir     string // removed by TestMain
 )
 
-// sharedHandler is dsd's HTTP layer over one engine per fuzzing process (opening bbolt
+// sharedHandler is dsd's HTTP layer over one engine per fuzzing process (opening a data file
 // per input would dominate), with a bucket "fuzz" and the flat surface's "default"
 // bucket, and live reads that end within milliseconds.
 func sharedHandler(t testing.TB) http.Handler {

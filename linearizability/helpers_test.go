@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/engine/enginetest"
 	"github.com/dsd-project/dsd/httpd"
 )
 
@@ -35,11 +36,11 @@ func testConfig() Config {
 		LiveTimeout: 20 * time.Second, ConcurrentBootstrap: true}
 }
 
-// openEngine opens an engine in a temporary directory (NoSync: durability is not under
+// openEngine opens an engine (on the backend enginetest selects) in a temporary directory (NoSync: durability is not under
 // test here) with the compat bucket of dsd's flat surface.
 func openEngine(t testing.TB) *engine.Engine {
 	t.Helper()
-	e, err := engine.Open(t.TempDir(), engine.Options{NoSync: true})
+	e, err := enginetest.Open(t.TempDir(), engine.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Command dsd serves the Durable Streams protocol and its extensions over HTTP, durably,
-// from one bbolt data file.
+// from one data file (engine/boltstore).
 //
 //	dsd [flags]                 serve (dsd --help lists the flags)
 //	dsd --version               print the module version and VCS revision
@@ -39,7 +39,7 @@ const usageHead = `Usage: dsd [flags]
        dsd check FILE
        dsd backup --from ADMIN_URL --out FILE [--token-file FILE]
 
-Serves Durable Streams (base protocol and extensions) from a bbolt data file.
+Serves Durable Streams (base protocol and extensions) from one data file (dsd.db).
 
 Examples:
   dsd --addr 127.0.0.1:4437 --data-dir /var/lib/dsd

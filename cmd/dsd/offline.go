@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/engine/boltstore"
 )
 
 // checkMain is `dsd check FILE`: 0 when the data file is sound, 1 with the damage listed
@@ -21,7 +21,7 @@ func checkMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: dsd check FILE   (a stopped server's DATA_DIR/dsd.db, or a copy from dsd backup)")
 		return 2
 	}
-	rep, err := engine.CheckFile(args[0])
+	rep, err := boltstore.CheckFile(args[0])
 	if err != nil {
 		fmt.Fprintln(stderr, "dsd check:", err)
 		return 1

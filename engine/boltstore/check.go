@@ -1,8 +1,7 @@
-package engine
+package boltstore
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -23,7 +23,7 @@ type CheckReport struct {
 const maxProblems = 100
 
 // CheckFile verifies a data file that no process has open (a stopped server's, or a
-// copy from Backup): bbolt's own consistency check, then dsd's invariants per
+// copy from Store.Backup): bbolt's own consistency check, then dsd's invariants per
 // incarnation: its data entries form a gapless chain up to its tail from its retention
 // boundary, the record index of a JSON stream maps consecutive ordinals to increasing
 // message offsets, producer states and receipts lie within the stream, the visible
@@ -57,7 +57,7 @@ func CheckFile(path string) (CheckReport, error) {
 type checker struct {
 	tx    *bolt.Tx
 	rep   CheckReport
-	metas map[uint64]*streamMeta
+	metas map[uint64]*storage.Meta
 	trash map[uint64]bool
 }
 
@@ -88,7 +88,7 @@ func (c *checker) run() error {
 	c.checkNames()
 	for sid, m := range c.metas {
 		c.checkData(sid, m)
-		if m.isJSON() {
+		if model.IsJSON(m.MediaType) {
 			c.checkRecords(sid, m)
 		}
 		c.checkProducers(sid, m)
@@ -107,7 +107,7 @@ func (c *checker) run() error {
 
 // loadMetas reads every incarnation (tails derived as loadMeta does) and the trash.
 func (c *checker) loadMetas() error {
-	c.metas, c.trash = map[uint64]*streamMeta{}, map[uint64]bool{}
+	c.metas, c.trash = map[uint64]*storage.Meta{}, map[uint64]bool{}
 	var next uint64
 	if v := c.tx.Bucket(bktSystem).Get(keyNextSID); v != nil {
 		next = getU64(v)
@@ -149,7 +149,7 @@ func (c *checker) checkNames() {
 		switch {
 		case m == nil:
 			c.addf("name %q: bound to stream %d, which has no meta", name, getU64(v))
-		case model.StreamKey{Bucket: m.Bucket, Stream: m.Stream}.String() != name:
+		case m.Key() != name:
 			c.addf("name %q: bound to stream %d of %s/%s", name, m.ID, m.Bucket, m.Stream)
 		default:
 			perBucket[m.Bucket]++
@@ -158,8 +158,8 @@ func (c *checker) checkNames() {
 	})
 	_ = c.tx.Bucket(bktBuckets).ForEach(func(k, v []byte) error {
 		c.rep.Buckets++
-		var rec bucketRecord
-		if err := json.Unmarshal(v, &rec); err != nil {
+		rec, err := decodeBucket(v)
+		if err != nil {
 			c.addf("bucket %q: record does not decode: %v", k, err)
 		} else if rec.Streams != perBucket[string(k)] {
 			c.addf("bucket %q: counts %d streams, %d names are bound in it", k, rec.Streams, perBucket[string(k)])
@@ -174,8 +174,8 @@ func (c *checker) checkNames() {
 
 // checkData checks the own segment's data: a gapless chain of entries ending at the tail
 // and covering the retained range.
-func (c *checker) checkData(sid uint64, m *streamMeta) {
-	own := m.ownStart()
+func (c *checker) checkData(sid uint64, m *storage.Meta) {
+	own := ownStart(m)
 	first, next, n := uint64(0), uint64(0), 0
 	cur := c.tx.Bucket(bktData).Cursor()
 	for k, v := cur.Seek(posKey(sid, 0)); k != nil && len(k) == 16 && getU64(k) == sid; k, v = cur.Next() {
@@ -206,7 +206,7 @@ func (c *checker) checkData(sid uint64, m *streamMeta) {
 
 // checkRecords checks a JSON stream's record index: consecutive ordinals up to
 // RecordNext, mapped to increasing offsets below the tail that start data entries.
-func (c *checker) checkRecords(sid uint64, m *streamMeta) {
+func (c *checker) checkRecords(sid uint64, m *storage.Meta) {
 	data := c.tx.Bucket(bktData)
 	var prevRec, prevOff uint64
 	n := 0
@@ -243,11 +243,11 @@ func (c *checker) checkRecords(sid uint64, m *streamMeta) {
 }
 
 // checkProducers checks producer states and the stored receipts of sid.
-func (c *checker) checkProducers(sid uint64, m *streamMeta) {
+func (c *checker) checkProducers(sid uint64, m *storage.Meta) {
 	cur := c.tx.Bucket(bktProds).Cursor()
 	for k, v := cur.Seek(sidKey(sid)); k != nil && len(k) >= 8 && getU64(k) == sid; k, v = cur.Next() {
-		var st producerState
-		if err := json.Unmarshal(v, &st); err != nil {
+		st, err := decodeProducer(v)
+		if err != nil {
 			c.addf("stream %d: producer %q: state does not decode: %v", sid, k[8:], err)
 			continue
 		}
@@ -272,7 +272,7 @@ func (c *checker) checkProducers(sid uint64, m *streamMeta) {
 
 // checkSnapshot checks that the visible snapshot's body is stored, with its size and
 // digest.
-func (c *checker) checkSnapshot(sid uint64, m *streamMeta) {
+func (c *checker) checkSnapshot(sid uint64, m *storage.Meta) {
 	sn := m.Snapshot
 	if sn == nil {
 		return
@@ -284,7 +284,7 @@ func (c *checker) checkSnapshot(sid uint64, m *streamMeta) {
 		c.addf("stream %d: snapshot at %d has no stored body", sid, sn.Offset)
 	case int64(len(body)) != sn.Size:
 		c.addf("stream %d: snapshot at %d: %d bytes stored, %d recorded", sid, sn.Offset, len(body), sn.Size)
-	case err != nil || SnapshotDigest(mt, body) != sn.Digest:
+	case err != nil || model.SnapshotDigest(mt, body) != sn.Digest:
 		c.addf("stream %d: snapshot at %d: the body does not match its digest", sid, sn.Offset)
 	case sn.Offset > m.Tail:
 		c.addf("stream %d: snapshot at %d past the tail %d", sid, sn.Offset, m.Tail)
@@ -315,4 +315,12 @@ func (c *checker) checkOrphans() {
 		}
 		return nil
 	})
+}
+
+// ownStart is the first offset of an incarnation's own segment: its fork anchor, or 0.
+func ownStart(m *storage.Meta) uint64 {
+	if m.Fork != nil {
+		return m.Fork.Anchor
+	}
+	return 0
 }

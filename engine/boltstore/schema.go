@@ -1,11 +1,17 @@
-package engine
+package boltstore
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"encoding/json"
+
+	"github.com/dsd-project/dsd/engine/storage"
+)
 
 // The on-disk layout. This file is the only place that names bbolt buckets and encodes
-// keys. All integers are big-endian so that cursor order is numeric order.
+// keys and values. All integers are big-endian so that cursor order is numeric order.
 //
-//	system   "format" -> formatVersion; "next_sid" -> uint64 (last stream id handed out)
+//	system   "format" -> formatVersion; "next_sid" -> uint64 (last stream id handed out);
+//	         "probe" -> Unix ms of the last probe commit after a storage failure (D4)
 //	buckets  bucket_id -> bucketRecord (JSON)
 //	names    "{bucket}/{stream}" -> sid (uint64): the live incarnation bound to a path
 //	meta     sid -> streamMeta (JSON)
@@ -38,11 +44,7 @@ var (
 
 	keyFormat  = []byte("format")
 	keyNextSID = []byte("next_sid")
-)
-
-// Flags of a data entry (its first byte).
-const (
-	flagUnitEnd byte = 1 << 0 // the last message of one append unit (one POST or PUT body)
+	keyProbe   = []byte("probe")
 )
 
 func u64(v uint64) []byte {
@@ -89,4 +91,64 @@ func prodKey(sid uint64, id string) []byte {
 	binary.BigEndian.PutUint64(b, sid)
 	copy(b[8:], id)
 	return b
+}
+
+// trashRecord marks an incarnation whose storage is freed in the background.
+type trashRecord struct {
+	Since int64 `json:"since"`
+}
+
+// Values: metas, producer states and bucket records are JSON; a receipt is end | record
+// start | record next (3 x u64).
+
+func encodeMeta(m *storage.Meta) []byte {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic("boltstore: encode meta: " + err.Error())
+	}
+	return b
+}
+
+func decodeMeta(b []byte) (*storage.Meta, error) {
+	m := new(storage.Meta)
+	if err := json.Unmarshal(b, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func encodeJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func encodeReceipt(r *storage.Receipt) []byte {
+	var v [24]byte
+	binary.BigEndian.PutUint64(v[0:], r.End)
+	binary.BigEndian.PutUint64(v[8:], r.RecStart)
+	binary.BigEndian.PutUint64(v[16:], r.RecNext)
+	return v[:]
+}
+
+func decodeReceipt(seq uint64, v []byte) (storage.Receipt, bool) {
+	if len(v) != 24 {
+		return storage.Receipt{}, false
+	}
+	return storage.Receipt{Seq: seq, End: getU64(v), RecStart: getU64(v[8:]), RecNext: getU64(v[16:])}, true
+}
+
+func decodeBucket(v []byte) (*storage.BucketRecord, error) {
+	rec := new(storage.BucketRecord)
+	if err := json.Unmarshal(v, rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+func decodeProducer(v []byte) (*storage.ProducerState, error) {
+	st := new(storage.ProducerState)
+	if err := json.Unmarshal(v, st); err != nil {
+		return nil, err
+	}
+	return st, nil
 }

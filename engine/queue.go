@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"sync"
+
+	"github.com/dsd-project/dsd/engine/storage"
+	"github.com/dsd-project/dsd/model"
+)
+
+// op is one decided change waiting for the committer. Its change must not fail for
+// logical reasons: every check happened before it was queued. After the commit, pub (if
+// any) runs, then done is closed.
+type op struct {
+	s      *stream        // the stream it changes, or nil
+	others []*stream      // further streams whose decided meta it changes (ch.Also)
+	ch     storage.Change // what the backend commits (ch.Meta: s's meta once durable)
+	pub    func()
+	lsn    uint64
+	gen    uint64 // the queue's generation when queued (see commitQueue.drain)
+	done   chan struct{}
+	err    error
+}
+
+// metaChange is a further stream whose meta an op changes (fork reference counts).
+type metaChange struct {
+	s     *stream
+	after *streamMeta
+}
+
+// commitQueue hands ops to the committer in the order they were decided. lsn numbers
+// ops; settled is the highest lsn up to which every op is committed or failed, lost the
+// lsn ranges of the ops that failed.
+type commitQueue struct {
+	mu        sync.Mutex
+	ops       []*op
+	lsn       uint64
+	gen       uint64
+	closed    bool
+	wake      chan struct{}
+	settled   uint64
+	lost      []lsnRange
+	settledCh chan struct{}
+}
+
+// lsnRange is the lsns from..to, both included.
+type lsnRange struct{ from, to uint64 }
+
+func (q *commitQueue) init() {
+	q.wake = make(chan struct{}, 1)
+	q.settledCh = make(chan struct{})
+}
+
+// push queues o and numbers it. It fails once the queue is closed.
+func (q *commitQueue) push(o *op) error {
+	o.done = make(chan struct{})
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return model.ErrShuttingDown
+	}
+	q.lsn++
+	o.lsn, o.gen = q.lsn, q.gen
+	q.ops = append(q.ops, o)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// take blocks until ops are queued and returns all of them; ok is false once the queue
+// is closed and drained.
+func (q *commitQueue) take(buf []*op) (ops []*op, ok bool) {
+	for {
+		q.mu.Lock()
+		if len(q.ops) > 0 {
+			ops = append(buf[:0], q.ops...)
+			clear(q.ops)
+			q.ops = q.ops[:0]
+			q.mu.Unlock()
+			return ops, true
+		}
+		closed := q.closed
+		q.mu.Unlock()
+		if closed {
+			return nil, false
+		}
+		<-q.wake
+	}
+}
+
+// drain removes the queued ops and starts a new generation: ops taken earlier but not
+// yet committed belong to the old one, and the committer fails them (recovery, D4).
+func (q *commitQueue) drain() []*op {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.gen++
+	ops := append([]*op(nil), q.ops...)
+	clear(q.ops)
+	q.ops = q.ops[:0]
+	return ops
+}
+
+// generation returns the current generation.
+func (q *commitQueue) generation() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.gen
+}
+
+func (q *commitQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// settle records that the ops from..to are settled, failed or not, and wakes
+// waitDurable callers. Groups settle in lsn order.
+func (q *commitQueue) settle(from, to uint64, failed bool) {
+	q.mu.Lock()
+	if failed {
+		if n := len(q.lost); n > 0 && q.lost[n-1].to+1 >= from {
+			q.lost[n-1].to = max(q.lost[n-1].to, to)
+		} else {
+			q.lost = append(q.lost, lsnRange{from, to})
+		}
+	}
+	q.settled = max(q.settled, to)
+	ch := q.settledCh
+	q.settledCh = make(chan struct{})
+	q.mu.Unlock()
+	close(ch)
+}
+
+// lostAt reports whether op lsn failed. q.mu is held.
+func (q *commitQueue) lostAt(lsn uint64) bool {
+	for i := len(q.lost) - 1; i >= 0; i-- {
+		switch r := q.lost[i]; {
+		case lsn > r.to:
+			return false
+		case lsn >= r.from:
+			return true
+		}
+	}
+	return false
+}
