@@ -3,8 +3,6 @@ package engine
 import (
 	"errors"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -47,17 +45,5 @@ func (e *Engine) ListBuckets(after string, limit int) (BucketList, error) {
 
 // storedBucketIDs returns up to n committed bucket ids strictly after after, in order.
 func (e *Engine) storedBucketIDs(after string, n int) ([]string, error) {
-	var ids []string
-	err := e.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bktBuckets).Cursor()
-		k, _ := c.Seek(append([]byte(after), 0))
-		if after == "" {
-			k, _ = c.First()
-		}
-		for ; k != nil && len(ids) < n; k, _ = c.Next() {
-			ids = append(ids, string(k))
-		}
-		return nil
-	})
-	return ids, err
+	return e.st.BucketIDs(after, n)
 }

@@ -79,6 +79,9 @@ type Backend interface {
 	Names(prefix, seek string, visit func(name string, m *Meta) bool) error
 	// Bucket returns a bucket's record, nil when it does not exist.
 	Bucket(id string) (*BucketRecord, error)
+	// BucketIDs returns up to limit bucket ids strictly after after, in byte order (the
+	// admin listener's bucket listing, D12).
+	BucketIDs(after string, limit int) ([]string, error)
 
 	// Trash returns up to limit deleted incarnations whose storage is still to free.
 	Trash(limit int) ([]uint64, error)

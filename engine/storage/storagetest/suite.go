@@ -39,6 +39,7 @@ func Run(t *testing.T, h Harness) {
 		{"AllOrNothing", testAllOrNothing},
 		{"Names", testNames},
 		{"Buckets", testBuckets},
+		{"BucketIDs", testBucketIDs},
 		{"CollectDeleted", testCollect},
 		{"TrimRetained", testTrim},
 		{"RestartIsReopen", testRestart},
