@@ -123,6 +123,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if rows, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("#live-rows tr").length`)); rows != 2 {
 		t.Fatalf("live tail: %d rows, want 2 (lamp, desk: nothing repeated on reconnect)", rows)
 	}
+	browsertest.WaitText(t, ctx, `#figures [data-metric="dsd_appends_total"] .v`, "2", 5*time.Second) // refreshed after live events
 	browsertest.Screenshot(t, ctx, "console-stream-live")
 
 	// A restart on the same addresses: the tail reconnects (with backoff) and carries on.

@@ -156,6 +156,12 @@ function parseMetrics(text) {
   return sums;
 }
 
+// figuresSoon refreshes the figures within half a second (after live activity), once.
+let figuresTimer = null;
+function figuresSoon() {
+  if (!figuresTimer) figuresTimer = setTimeout(() => { figuresTimer = null; refreshFigures(); }, 500);
+}
+
 async function refreshFigures() {
   const box = document.getElementById('figures');
   try {
@@ -385,6 +391,7 @@ function liveTail(url, ct, offset, record, closed) {
         el('td', { class: 'meta' }, el('code', {}, control.streamNextOffset)), el('td', {}, c)));
     });
     while (rows.children.length > LIVE_ROWS) rows.lastChild.remove();
+    figuresSoon();
   }
 
   async function connect() {
