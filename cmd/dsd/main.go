@@ -73,7 +73,7 @@ func parseFlags(args []string) (options, *flag.FlagSet, error) {
 	fs.BoolVar(&o.webhooks, "webhooks", false, "allow webhook subscriptions (pull-wake subscriptions are always on)")
 	fs.BoolVar(&o.webhookLoopback, "webhook-allow-loopback", false, "development only: accept http(s) webhook URLs to localhost, 127.0.0.0/8 and [::1]")
 	fs.StringVar(&o.publicURL, "public-url", "", "origin of absolute URLs in subscription documents and webhooks (e.g. https://streams.example.com); default: the request's")
-	fs.StringVar(&o.adminAddr, "admin-addr", "127.0.0.1:9437", "admin listener (/metrics, /healthz, /readyz, /debug/pprof/, /backup); empty turns it off; port 0 picks a free port")
+	fs.StringVar(&o.adminAddr, "admin-addr", "127.0.0.1:9437", "admin listener (/metrics, /healthz, /readyz, /debug/pprof/, /backup, the console at /console/); empty turns it off; port 0 picks a free port")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
 	fs.BoolVar(&o.logRequests, "log-requests", true, "log one line per request at info (live reads when they end)")

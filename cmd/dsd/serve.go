@@ -50,6 +50,8 @@ func run(o options, log *slog.Logger) error {
 		return err
 	}
 	defer adm.close()
+	var public publicRoutes // what the console reads, once built
+	adm.mountConsole(&public, tokens != nil)
 	eng, err := openEngine(o, adm.observer())
 	if err != nil {
 		return err
@@ -69,7 +71,9 @@ func run(o options, log *slog.Logger) error {
 	handler.Store(h)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, ln, certs, err := listen(ctx, o, ops.Observe(h, requestLog(o, log), adm.metricsOrNil()), log)
+	served := ops.Observe(h, requestLog(o, log), adm.metricsOrNil())
+	public.set(h, served)
+	srv, ln, certs, err := listen(ctx, o, served, log)
 	if err != nil {
 		stopWorker(worker)
 		eng.Close()

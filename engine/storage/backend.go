@@ -88,6 +88,9 @@ type Backend interface {
 	// KVScan visits the keys of a subscription space starting with prefix, in byte order,
 	// until visit returns false.
 	KVScan(space string, prefix []byte, visit func(key, value []byte) bool) error
+	// BucketIDs returns up to limit bucket ids strictly after after, in byte order (the
+	// admin listener's bucket listing, D12).
+	BucketIDs(after string, limit int) ([]string, error)
 
 	// Trash returns up to limit deleted incarnations whose storage is still to free.
 	Trash(limit int) ([]uint64, error)

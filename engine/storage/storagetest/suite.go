@@ -44,6 +44,7 @@ func Run(t *testing.T, h Harness) {
 		{"Names", testNames},
 		{"Buckets", testBuckets},
 		{"SubscriptionKeySpaces", testKV},
+		{"BucketIDs", testBucketIDs},
 		{"CollectDeleted", testCollect},
 		{"TrimRetained", testTrim},
 		{"RestartIsReopen", testRestart},
