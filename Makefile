@@ -6,6 +6,7 @@ BIN           := $(CURDIR)/bin
 REPORT_DIR    ?= $(CURDIR)/.reports
 PEER_DIR      ?= $(CURDIR)/.peers
 ADDR          ?= 127.0.0.1:4437
+ADMIN_ADDR    ?= 127.0.0.1:9437
 DATA_DIR      ?= ./data
 TIMEOUT       ?= 20m
 ENABLE_RACE   ?= 1
@@ -28,11 +29,12 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
-## run: start dsd on $(ADDR) with its data under $(DATA_DIR) (SIGTERM or Ctrl-C stops it).
+## run: start dsd on $(ADDR), its admin listener on $(ADMIN_ADDR), data under $(DATA_DIR)
+## (SIGTERM or Ctrl-C stops it).
 run:
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/dsd ./cmd/dsd
-	exec $(BIN)/dsd --addr $(ADDR) --data-dir $(DATA_DIR)
+	exec $(BIN)/dsd --addr $(ADDR) --admin-addr $(ADMIN_ADDR) --data-dir $(DATA_DIR)
 
 ## test: everything CI runs.
 test: lint browser unit peer-conformance conformance linearizability
