@@ -68,6 +68,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	browsertest.WaitText(t, ctx, "table.buckets", "chat-rooms", 10*time.Second)
 	browsertest.WaitText(t, ctx, "table.buckets", "shop4", 5*time.Second) // id then count cell
 	browsertest.WaitText(t, ctx, "#figures", "Streams", 10*time.Second)
+	// No live read yet, so dsd_live_readers has no sample: the figure says 0, not nothing.
+	browsertest.WaitText(t, ctx, `#figures [data-metric="dsd_live_readers"] .v`, "0", 5*time.Second)
 	browsertest.Screenshot(t, ctx, "console-buckets")
 
 	// A bucket's streams, then a prefix filter.

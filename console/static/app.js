@@ -167,9 +167,11 @@ async function refreshFigures() {
   try {
     const res = await request('../metrics');
     const sums = parseMetrics(await res.text());
-    const figs = FIGURES.filter(([name]) => name in sums).map(([name, label, fmt]) =>
+    // A dsd_ metric with labels has no sample before its first event (no live reader,
+    // no request yet): that is 0, not an unknown figure.
+    const figs = FIGURES.filter(([name]) => name in sums || name.startsWith('dsd_')).map(([name, label, fmt]) =>
       el('div', { class: 'figure', 'data-metric': name },
-        el('div', { class: 'v' }, fmt(sums[name])), el('div', { class: 'k' }, label)));
+        el('div', { class: 'v' }, fmt(sums[name] || 0)), el('div', { class: 'k' }, label)));
     if ('dsd_ready' in sums) {
       figs.unshift(el('div', { class: 'figure' },
         el('div', { class: 'v' }, sums.dsd_ready ? badge('ready', 'live') : badge('not ready', 'off')),
