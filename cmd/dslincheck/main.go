@@ -88,7 +88,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.concurrentBootstrap, "concurrent-bootstrap", true, "run /bootstrap alongside writes (false: with no write in flight on its stream, to isolate a bootstrap bug)")
 	fs.BoolVar(&o.exclusive, "exclusive-conflicts", false, "run closes and Stream-Seq appends alone on their stream, to tell refusals sent before the write they reveal is durable from other bugs (weakens the check)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage:\n  dslincheck --base-url URL [flags]\n  dslincheck [flags] HISTORY.jsonl...\n\nFlags:\n")
+		fmt.Fprint(fs.Output(), usageText)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -116,6 +116,19 @@ func parseFlags(args []string) (options, error) {
 	}
 	return o, nil
 }
+
+const usageText = `Usage:
+  dslincheck --base-url URL [flags]      record a concurrent run against a server, then check it
+  dslincheck [flags] HISTORY.jsonl...    re-check saved histories (--report-dir writes them)
+
+Checks a Durable Streams server's histories for linearizability (porcupine) and the
+offset and live-read rules. Keep --ops small on a shared machine.
+
+Exit status: 0 when every run or history passes (with --expect-violation: when each
+violates); 1 when one does not, or on a failure to run; 2 on a usage error.
+
+Flags:
+`
 
 func main() {
 	o, err := parseFlags(os.Args[1:])
