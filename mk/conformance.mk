@@ -2,7 +2,7 @@
 #
 #   make conformance                  dsd, fresh, both surfaces, mode full, with dsd's extensions;
 #                                     then the mutants test (the kit must fail broken servers)
-#   make conformance BASE_URL=URL [SURFACE=flat|bucketed] [MODE=...] [LABEL_FILTER=...]
+#   make conformance BASE_URL=URL [SURFACE=flat|bucketed] [MODE=...] [LABEL_FILTER=...] [DS_LONGPOLL_MS=500]
 #                    [COMPAT_BUCKET=default]
 #                                     any running server (COMPAT_BUCKET: dsd's flat surface,
 #                                     whose extension sub-resources live in that bucket)
