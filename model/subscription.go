@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 )
@@ -65,6 +66,9 @@ func ParseSubscription(body []byte) (SubscriptionConfig, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&b); err != nil {
 		return SubscriptionConfig{}, badSub("the body must be a JSON object: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return SubscriptionConfig{}, badSub("the body must be one JSON object with nothing after it")
 	}
 	var c SubscriptionConfig
 	if b.Type == nil || (*b.Type != SubWebhook && *b.Type != SubPullWake) {

@@ -80,6 +80,8 @@ func TestParseSubscriptionRejects(t *testing.T) {
 		`{"type":"pull-wake","wake_stream":"w","streams":["a//b"]}`,
 		`{"type":"pull-wake","wake_stream":"w","pattern":"a*"}`,
 		`{"type":"pull-wake","wake_stream":"../x","pattern":"a"}`,
+		`{"type":"pull-wake","wake_stream":"w","pattern":"a"} trailing`,
+		`{"type":"pull-wake","wake_stream":"w","pattern":"a"}{"type":"webhook"}`,
 	} {
 		if _, err := ParseSubscription([]byte(body)); !errors.Is(err, ErrBadSubscription) {
 			t.Errorf("%s: %v, want INVALID_REQUEST", body, err)
