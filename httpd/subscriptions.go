@@ -48,6 +48,9 @@ var ErrWebhooksOff = &model.Error{Code: "INVALID_REQUEST", Msg: "webhook subscri
 // ErrNotJSONBody is a __ds body without Content-Type application/json.
 var ErrNotJSONBody = &model.Error{Code: "INVALID_REQUEST", Msg: "the request body must be application/json"}
 
+// ErrBadAckOffset is an ack offset that is not a D2 offset token.
+var ErrBadAckOffset = &model.Error{Code: "INVALID_OFFSET", Msg: "an ack offset must be a token of the form 0000000000000000_0000000000000000 (-1 and now are read positions, not ack offsets)"}
+
 // subRoute is a parsed path under {root}__ds/.
 type subRoute struct {
 	action string // "jwks", "subscription", "streams", "stream", "callback", "claim", "ack", "release"
@@ -318,17 +321,17 @@ type ackBody struct {
 }
 
 // ackRequest reads a callback or ack body. Errors: ErrNotJSONBody, model.ErrBadSubscription,
-// model.ErrBadOffset (an offset that is not a D2 token).
+// ErrBadAckOffset (an offset that is not a D2 token, naming the ack).
 func (h *Handler) ackRequest(w http.ResponseWriter, r *http.Request) (subs.AckRequest, error) {
 	var b ackBody
 	if _, err := h.readJSONBody(w, r, &b); err != nil {
 		return subs.AckRequest{}, err
 	}
 	req := subs.AckRequest{WakeID: b.WakeID, Generation: b.Generation, Done: b.Done, Acks: []subs.AckMove{}}
-	for _, a := range b.Acks {
+	for i, a := range b.Acks {
 		o, err := model.ParseOffset(a.Offset)
 		if err != nil {
-			return req, model.ErrBadOffset
+			return req, fmt.Errorf("%w: acks[%d].offset %q", ErrBadAckOffset, i, a.Offset)
 		}
 		req.Acks = append(req.Acks, subs.AckMove{Path: strings.Trim(a.Stream, "/"), Offset: o})
 	}
