@@ -28,7 +28,7 @@ const (
 var (
 	ErrBadSubscription = newErr("INVALID_REQUEST", "the subscription request is malformed")
 	ErrSubExists       = newErr("SUBSCRIPTION_ALREADY_EXISTS", "a subscription with this id exists with a different configuration")
-	ErrBadSubID        = newErr("INVALID_REQUEST", "a subscription id must be 1-128 characters of [A-Za-z0-9._~-]")
+	ErrBadSubID        = newErr("INVALID_REQUEST", "a subscription id must be 1-128 characters of [A-Za-z0-9._~-], not . or .. (dot segments that clients rewrite)")
 )
 
 // SubscriptionConfig is the normalized configuration of PUT {root}__ds/subscriptions/{id}
@@ -159,9 +159,10 @@ func (c SubscriptionConfig) Hash() string {
 }
 
 // CheckSubscriptionID validates a client-chosen subscription id (open in base protocol
-// §6.1; dsd: 1-128 unreserved URL characters). Errors: ErrBadSubID.
+// §6.1; dsd: 1-128 unreserved URL characters, not the dot segments "." and ".." that
+// URL normalization rewrites). Errors: ErrBadSubID.
 func CheckSubscriptionID(id string) error {
-	if id == "" || len(id) > 128 {
+	if id == "" || id == "." || id == ".." || len(id) > 128 {
 		return ErrBadSubID
 	}
 	for i := 0; i < len(id); i++ {

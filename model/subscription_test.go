@@ -87,7 +87,7 @@ func TestParseSubscriptionRejects(t *testing.T) {
 			t.Errorf("%s: %v, want INVALID_REQUEST", body, err)
 		}
 	}
-	for _, id := range []string{"", "a/b", "a b", string(make([]byte, 129))} {
+	for _, id := range []string{"", "a/b", "a b", string(make([]byte, 129)), ".", ".."} {
 		if CheckSubscriptionID(id) == nil {
 			t.Errorf("id %q accepted", id)
 		}
