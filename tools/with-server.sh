@@ -2,11 +2,12 @@
 # Start a Durable Streams server on a free loopback port, run a command against it, stop it.
 # Usage: tools/with-server.sh KIND COMMAND [ARGS...]
 #   KIND: dsd (bin/dsd, temporary data dir) | node (Node reference, in memory) |
-#         node-durable (Node reference, LMDB data dir)
+#         node-durable (Node reference, LMDB data dir) | dsd-nosync (bin/dsd --unsafe-no-sync) |
+#         ceiling (bin/dsbench ceiling-server: the bare net/http handler, issue 19)
 # The command sees DS_BASE_URL (no trailing slash) and DS_SERVER_PID. Exit status: the command's.
 # Env: PEER_DIR (.peers), DS_LONGPOLL_MS (500), DSD_FLAGS (extra dsd flags), KEEP_DATA=1.
 set -euo pipefail
-KIND="${1:?usage: with-server.sh dsd|node|node-durable COMMAND...}"; shift
+KIND="${1:?usage: with-server.sh dsd|dsd-nosync|node|node-durable|ceiling COMMAND...}"; shift
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PEER_DIR="${PEER_DIR:-$ROOT/.peers}"
 LP_MS="${DS_LONGPOLL_MS:-500}"
@@ -22,11 +23,17 @@ cleanup() {
 }
 trap cleanup EXIT
 case "$KIND" in
-  dsd)
+  dsd|dsd-nosync)
     [ -x "$ROOT/bin/dsd" ] || { echo "with-server: bin/dsd missing (make build)" >&2; exit 2; }
+    nosync=""
+    [ "$KIND" = dsd-nosync ] && nosync=--unsafe-no-sync
     # shellcheck disable=SC2086
     "$ROOT/bin/dsd" --addr 127.0.0.1:0 --data-dir "$WORK/data" --long-poll-timeout "${LP_MS}ms" \
-      ${DSD_FLAGS:-} >"$LOG" 2>&1 &
+      $nosync ${DSD_FLAGS:-} >"$LOG" 2>&1 &
+    SPID=$! ;;
+  ceiling)
+    [ -x "$ROOT/bin/dsbench" ] || { echo "with-server: bin/dsbench missing (make build)" >&2; exit 2; }
+    "$ROOT/bin/dsbench" ceiling-server --addr 127.0.0.1:0 >"$LOG" 2>&1 &
     SPID=$! ;;
   node|node-durable)
     [ -f "$PEER_DIR/node_modules/@durable-streams/server/package.json" ] ||
