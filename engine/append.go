@@ -56,7 +56,7 @@ func (e *Engine) Append(key model.StreamKey, req AppendRequest) (AppendResult, e
 	if err := e.checkWritable(); err != nil {
 		return AppendResult{}, err
 	}
-	s, err := e.lookup(key.String())
+	s, err := e.lookupKey(key)
 	if err != nil || s == nil {
 		if err == nil {
 			err = model.ErrStreamNotFound
@@ -242,7 +242,7 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 		}
 	}
 	ch.Meta = s.metaRefresh(nm, now).stored()
-	o := &op{s: s, ch: ch, pub: func() { s.publish(nm, entries) }}
+	o := &op{s: s, ch: ch, after: nm, msgs: entries}
 	if err := e.q.push(o); err != nil {
 		return nil, res, err
 	}

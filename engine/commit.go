@@ -61,16 +61,14 @@ func (e *Engine) process(batch []*op) {
 	for i, o := range batch {
 		switch err := errs[i]; {
 		case err == nil:
-			if o.pub != nil {
-				o.pub()
-			}
+			o.publish()
 		case storage.PerStream(err):
 			e.breakStreams(o, err)
 			o.err = err
 		default:
 			o.err = err
 		}
-		close(o.done)
+		o.done.Done()
 	}
 	e.q.settle(batch[0].lsn, batch[len(batch)-1].lsn, failed)
 	if len(e.brokenSet) > 0 {
@@ -124,7 +122,7 @@ func (e *Engine) submit(o *op) error {
 // await waits for a queued op. A failed op is model.ErrStorageFailed: clients are not
 // told the cause, which is logged (D4).
 func (e *Engine) await(o *op) error {
-	<-o.done
+	o.done.Wait()
 	if o.err != nil {
 		return model.ErrStorageFailed
 	}
