@@ -32,8 +32,14 @@ var statusOf = map[*model.Error]int{
 	model.ErrSnapshotNotFound: 404, model.ErrSnapshotConflict: 409, model.ErrSnapshotMatch: 409,
 	model.ErrSnapshotPastTail: 409,
 	model.ErrSnapshotLatest:   409, model.ErrRetentionInvalid: 409,
-	model.ErrStorageFailed: 503, model.ErrShuttingDown: 503,
+	model.ErrStorageFailed: 503, model.ErrShuttingDown: 503, model.ErrBusy: 503,
+	model.ErrBodyTimeout: 408,
 }
+
+// retryAfter is the Retry-After (seconds) of every 503 (issue 20, D4 amended): the engine
+// probes a failed storage every 500 ms, and a busy or draining server is worth retrying
+// (here or elsewhere) a second later.
+const retryAfter = "1"
 
 // errorStatus returns the HTTP status for err, and whether err is a known protocol error.
 func errorStatus(err error) (int, bool) {
@@ -113,6 +119,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	h := w.Header()
 	errorHeaders(h, err)
 	h.Set("Cache-Control", "no-store")
+	if status == http.StatusServiceUnavailable {
+		h.Set("Retry-After", retryAfter)
+	}
 	if status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", `Bearer realm="dsd"`)
 	}
@@ -121,13 +130,24 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	var body errorBody
-	body.Error.Code, body.Error.Message = code, err.Error()
-	if !known {
-		body.Error.Message = "internal server error"
-	}
+	body.Error.Code, body.Error.Message = code, clientMessage(err, status, known)
 	b, _ := json.Marshal(body)
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// clientMessage is the message an error body carries: the error's text for client errors;
+// for server errors only the sentinel's generic text, never the wrapped cause (a data
+// file's path, an OS error: D4 amended, D7). The cause is the engine's to log.
+func clientMessage(err error, status int, known bool) string {
+	if !known {
+		return "internal server error"
+	}
+	var pe *model.Error
+	if status >= 500 && errors.As(err, &pe) {
+		return pe.Msg
+	}
+	return err.Error()
 }

@@ -1,8 +1,10 @@
 package httpd
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -75,5 +77,36 @@ func TestSingleValuedHeadersAreCanonical(t *testing.T) {
 		if c := http.CanonicalHeaderKey(name); c != name {
 			t.Errorf("singleValued holds %q, http.Header keys it as %q", name, c)
 		}
+	}
+}
+
+// Every 503 carries Retry-After; a storage failure's body names no path and no OS error
+// (issue 20, D4 amended).
+func TestServerErrorsAreGenericAndRetryable(t *testing.T) {
+	cause := fmt.Errorf("%w: write /var/lib/dsd/dsd.db: no space left on device", model.ErrStorageFailed)
+	for _, err := range []error{cause, model.ErrShuttingDown, model.ErrBusy} {
+		rec := httptest.NewRecorder()
+		writeError(rec, httptest.NewRequest("POST", "/v1/stream/x", nil), err)
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Fatalf("%v: status %d, want 503", err, rec.Code)
+		}
+		if ra := rec.Header().Get("Retry-After"); ra == "" {
+			t.Errorf("%v: 503 without Retry-After", err)
+		}
+		var body errorBody
+		if e := json.Unmarshal(rec.Body.Bytes(), &body); e != nil {
+			t.Fatalf("%v: body %q: %v", err, rec.Body, e)
+		}
+		if body.Error.Code != model.ErrorCode(err) {
+			t.Errorf("%v: code %q", err, body.Error.Code)
+		}
+		if strings.Contains(body.Error.Message, "/var/lib") || strings.Contains(body.Error.Message, "no space") {
+			t.Errorf("503 body leaks the cause: %q", body.Error.Message)
+		}
+	}
+	rec := httptest.NewRecorder()
+	writeError(rec, httptest.NewRequest("POST", "/v1/stream/x", nil), fmt.Errorf("%w: line 3", model.ErrBadBatch))
+	if !strings.Contains(rec.Body.String(), "line 3") {
+		t.Errorf("a 400 keeps its detail: %s", rec.Body)
 	}
 }

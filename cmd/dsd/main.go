@@ -3,7 +3,8 @@
 //
 //	dsd [--addr 127.0.0.1:4437] [--data-dir ./data] [--long-poll-timeout 20s]
 //	    [--sse-max-age 60s] [--compat-bucket default] [--max-body 33554432]
-//	    [--auth-tokens FILE] [--cache-private]
+//	    [--auth-tokens FILE] [--cache-private] [--body-budget 50331648]
+//	    [--body-idle-timeout 10s] [--live-buffer-budget 67108864]
 //
 // On SIGTERM or SIGINT it stops accepting connections, lets requests in flight finish
 // (live reads are ended), commits what is queued and closes the data file.
@@ -32,7 +33,8 @@ import (
 type options struct {
 	addr, dataDir, compatBucket, authFile string
 	longPoll, sseMaxAge                   time.Duration
-	maxBody                               int64
+	maxBody, bodyBudget, liveBudget       int64
+	bodyIdle                              time.Duration
 	unsafeNoSync, cachePrivate            bool
 	cpuProfile                            string
 }
@@ -46,6 +48,9 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.sseMaxAge, "sse-max-age", 60*time.Second, "SSE responses end after this long; clients reconnect from the last offset")
 	fs.StringVar(&o.compatBucket, "compat-bucket", "default", "bucket behind the flat /v1/stream/{name} surface; empty disables that surface")
 	fs.Int64Var(&o.maxBody, "max-body", 32<<20, "largest accepted request body in bytes; larger bodies get 413")
+	fs.Int64Var(&o.bodyBudget, "body-budget", 48<<20, "bytes of request bodies held at once over all requests (at least --max-body); past it 503 SERVER_BUSY with Retry-After; -1: no bound")
+	fs.DurationVar(&o.bodyIdle, "body-idle-timeout", 10*time.Second, "a request body that sends no byte for this long gets 408 BODY_TIMEOUT")
+	fs.Int64Var(&o.liveBudget, "live-buffer-budget", 64<<20, "bytes held at once for readers whose sockets do not take them; past it the readers blocked longest are cut; -1: no bound")
 	fs.StringVar(&o.authFile, "auth-tokens", "", "file of bearer tokens, one per line; when set, requests without a listed token get 401")
 	fs.BoolVar(&o.cachePrivate, "cache-private", false, "mark cacheable reads Cache-Control: private (for private data behind shared caches); implied by --auth-tokens")
 	fs.BoolVar(&o.unsafeNoSync, "unsafe-no-sync", false, "UNSAFE, tests only: skip fsync, so acknowledged data can be lost on a crash")
@@ -99,6 +104,7 @@ func run(o options) error {
 	h := httpd.New(httpd.EngineStore{Engine: eng}, httpd.Config{
 		LongPollTimeout: o.longPoll, SSEMaxAge: o.sseMaxAge, CompatBucket: o.compatBucket,
 		MaxBody: o.maxBody, AuthTokens: tokens, CachePrivate: o.cachePrivate,
+		BodyBudget: o.bodyBudget, BodyIdleTimeout: o.bodyIdle, LiveBufferBudget: o.liveBudget,
 	})
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -108,7 +114,8 @@ func run(o options) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+		BaseContext: func(net.Listener) context.Context { return ctx },
+		ConnContext: httpd.ConnContext}
 	log.SetFlags(0)
 	log.Printf("dsd: listening on http://%s (data %s)", ln.Addr(), eng.Path())
 	errc := make(chan error, 1)
