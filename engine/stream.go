@@ -115,16 +115,18 @@ func (e *Engine) lookup(key string) (*stream, error) {
 }
 
 // lookupKey is lookup(k.String()) without building the string when the stream is loaded
-// (the hot path of every append and read: a map index by string(bytes) does not allocate).
+// (the hot path of every append and read: a map index by string(bytes) does not allocate,
+// and concurrent requests share e.mu for reading).
 func (e *Engine) lookupKey(k model.StreamKey) (*stream, error) {
 	var buf [128]byte
 	b := append(append(append(buf[:0], k.Bucket...), '/'), k.Stream...)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if s, ok := e.streams[string(b)]; ok {
+	e.mu.RLock()
+	s, ok := e.streams[string(b)]
+	e.mu.RUnlock()
+	if ok {
 		return s, nil
 	}
-	return e.lookupLocked(string(b))
+	return e.lookup(string(b))
 }
 
 func (e *Engine) lookupLocked(key string) (*stream, error) {
