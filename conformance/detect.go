@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // prepare readies the surface and the extension list before the specs run: on the
@@ -112,7 +114,7 @@ func (rt *runtime) probe(ctx context.Context, c *client, method, u string, opts 
 //	attrs                       GET {s}/attrs answers 200 application/json
 //	append-batch                POST {s}/append-batch answers 200 with a JSON array
 //
-// subscriptions is never auto-detected (name it in Config.Extensions).
+//	subscriptions               GET {root}__ds/jwks.json answers 200 application/jwk-set+json
 func (rt *runtime) detect(ctx context.Context, c *client) []string {
 	var exts []string
 	var cleanup []string
@@ -139,6 +141,15 @@ func (rt *runtime) detect(ctx context.Context, c *client) []string {
 		return false
 	}
 
+	// The subscription APIs: their key set (base protocol §6.5).
+	ds := rt.cfg.BaseURL + rt.cfg.StreamPath + "__ds/jwks.json"
+	if rt.cfg.Surface == SurfaceBucketed {
+		ds = rt.cfg.BaseURL + "/" + rt.bucket + "/__ds/jwks.json"
+	}
+	if r := do("GET", ds); r.Response != nil && r.StatusCode == 200 && mediaType(r.Get(hContentType)) == "application/jwk-set+json" {
+		exts = append(exts, "subscriptions")
+	}
+
 	// A JSON stream: record coordinates.
 	ju := rt.streamURL(name("json"))
 	r := do("PUT", ju, CT(ctJSON), Text(`[{"probe":1}]`))
@@ -150,12 +161,14 @@ func (rt *runtime) detect(ctx context.Context, c *client) []string {
 	}
 
 	// A text stream for the sub-resource probes.
-	tu := rt.streamURL(name("text"))
+	textName := name("text")
+	tu := rt.streamURL(textName)
 	r = do("PUT", tu, CT(ctText), Text("ab"))
 	if !created(r, tu) {
 		return exts
 	}
 	tail := r.Get(hNextOffset)
+	tx := rt.extURL(textName) // the stream's sub-resources (D1 amended)
 
 	fu := rt.streamURL(name("fork"))
 	src, _ := url.Parse(tu)
@@ -166,7 +179,7 @@ func (rt *runtime) detect(ctx context.Context, c *client) []string {
 	}
 
 	if tail != "" {
-		su := tu + "/snapshot/" + url.PathEscape(tail)
+		su := tx + "/snapshot/" + url.PathEscape(tail)
 		r := do("PUT", su, CT(ctOctets), Text("snap"))
 		if r.Response != nil && r.StatusCode == 204 {
 			exts = append(exts, "snapshot")
@@ -175,18 +188,18 @@ func (rt *runtime) detect(ctx context.Context, c *client) []string {
 		}
 	}
 
-	if r := do("GET", tu+"/bootstrap"); r.Response != nil && r.StatusCode == 200 && mediaType(r.Get(hContentType)) == "multipart/mixed" {
+	if r := do("GET", tx+"/bootstrap"); r.Response != nil && r.StatusCode == 200 && mediaType(r.Get(hContentType)) == "multipart/mixed" {
 		exts = append(exts, "bootstrap")
 	}
 
-	if r := do("GET", tu+"/attrs"); r.Response != nil && r.StatusCode == 200 && mediaType(r.Get(hContentType)) == ctJSON {
+	if r := do("GET", tx+"/attrs"); r.Response != nil && r.StatusCode == 200 && mediaType(r.Get(hContentType)) == ctJSON {
 		exts = append(exts, "attrs")
 	}
 
 	var frame bytes.Buffer
 	_ = binary.Write(&frame, binary.BigEndian, uint32(1))
 	frame.WriteByte('c')
-	bu := tu + "/append-batch"
+	bu := tx + "/append-batch"
 	r = do("POST", bu, CT(ctText), Body(frame.Bytes()))
 	var acks []json.RawMessage
 	if r.Response != nil && r.StatusCode == 200 && json.Unmarshal(r.Data, &acks) == nil && len(acks) == 1 {
@@ -234,4 +247,58 @@ func remove(list []string, s string) []string {
 		}
 	}
 	return out
+}
+
+// DetectExtensions probes the server of cfg for the extensions a run with Extensions nil
+// would enable (see detect; "buckets" on the bucketed surface), without running any
+// spec. On the bucketed surface it uses cfg.Bucket, which must exist, or creates and
+// deletes a bucket of its own. Other tools (cmd/dslincheck) use it to match the kit's
+// --extensions auto.
+func DetectExtensions(ctx context.Context, cfg Config) ([]string, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Extensions = nil
+	rt := newRuntime(cfg)
+	if err := rt.prepare(ctx); err != nil {
+		return nil, err
+	}
+	if msg := rt.finish(ctx); msg != "" {
+		return rt.extensions, errors.New("conformance: " + msg)
+	}
+	return rt.extensions, nil
+}
+
+// ParseExtensions reads an --extensions value as the kit does: "auto" is nil (probe),
+// "none" or "" an empty list, else comma-separated known extension ids.
+func ParseExtensions(s string) ([]string, error) { return parseExtensions(s) }
+
+// measureLongPoll measures the server's long-poll timeout once: how long a long-poll at
+// the tail of a fresh stream waits before its 204 (B-5.7), rounded up to 100 ms.
+func (rt *runtime) measureLongPoll(ctx context.Context) (time.Duration, error) {
+	c := &client{http: rt.http, tr: &Transcript{}}
+	u := rt.streamURL(fmt.Sprintf("%s%s-probe-%d-long-poll", rt.cfg.NamePrefix, rt.runID, rt.nextSerial()))
+	r, err := rt.probe(ctx, c, "PUT", u, CT(ctText))
+	if err != nil {
+		return 0, err
+	}
+	if r.StatusCode != 201 {
+		return 0, fmt.Errorf("PUT %s answered %d, want 201", u, r.StatusCode)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		rt.deleteQuietly(ctx, c, u)
+	}()
+	start := time.Now()
+	r, err = rt.probe(ctx, c, "GET", u, Q("offset", r.Get(hNextOffset)), Q("live", "long-poll"))
+	if err != nil {
+		return 0, err
+	}
+	if r.StatusCode != 204 {
+		return 0, fmt.Errorf("a long-poll at the tail answered %d, want 204 when it times out", r.StatusCode)
+	}
+	step := 100 * time.Millisecond
+	return (time.Since(start) + step - 1).Truncate(step), nil
 }

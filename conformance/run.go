@@ -79,6 +79,18 @@ func Run(t ginkgo.GinkgoTestingT, cfg Config) bool {
 		t.Fail()
 		return false
 	}
+	if cfg.MeasureLongPoll {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		d, err := rt.measureLongPoll(ctx)
+		cancel()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "conformance: measuring the server's long-poll timeout:", err)
+			t.Fail()
+			return false
+		}
+		rt.cfg.LongPollTimeout, cfg.LongPollTimeout = d, d
+		fmt.Fprintf(os.Stdout, "conformance: the server's long-poll timeout is about %s (measured)\n", d)
+	}
 	setActive(rt)
 	defer setActive(nil)
 

@@ -58,10 +58,14 @@ func (e *Engine) process(batch []*op) {
 	if hook := e.pubHook.Load(); hook != nil && !failed {
 		(*hook)()
 	}
+	obs := e.observer.Load()
 	for i, o := range batch {
 		switch err := errs[i]; {
 		case err == nil:
 			o.publish()
+			if obs != nil && o.s != nil {
+				notifyStream(*obs, o.s.key)
+			}
 		case storage.PerStream(err):
 			e.breakStreams(o, err)
 			o.err = err

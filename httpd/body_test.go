@@ -51,7 +51,7 @@ func postHead(path string, length int) string {
 func TestBodyToMissingStreamAnsweredAtOnce(t *testing.T) {
 	srv, _ := liveServer(t, Config{BodyIdleTimeout: time.Minute})
 	addr := srv.Listener.Addr().String()
-	for _, path := range []string{"/v1/stream/nope", "/v1/stream/nope/snapshot/0000000000000000_0000000000000000"} {
+	for _, path := range []string{"/v1/stream/nope", "/default/nope/snapshot/0000000000000000_0000000000000000"} {
 		head := postHead(path, 32<<20)
 		if strings.Contains(path, "/snapshot") {
 			head = strings.Replace(head, "POST", "PUT", 1)

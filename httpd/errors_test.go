@@ -11,11 +11,15 @@ import (
 	"testing"
 
 	"github.com/dsd-project/dsd/model"
+	"github.com/dsd-project/dsd/subs"
 )
+
+// allErrors is every protocol error: the model's, the delivery worker's and the routes'.
+var allErrors = append(append(append([]error{}, model.AllErrors...), subs.AllErrors...), ErrWebhooksOff, ErrNotJSONBody)
 
 // Every protocol error has a status in the one table; unknown errors are 500.
 func TestEveryErrorHasAStatus(t *testing.T) {
-	for _, err := range model.AllErrors {
+	for _, err := range allErrors {
 		st, known := errorStatus(err)
 		if !known || st < 400 || st >= 600 {
 			t.Errorf("%T %v: status %d known=%v", err, err, st, known)
@@ -34,7 +38,7 @@ func errorTable() string {
 	var b strings.Builder
 	b.WriteString("| code | status | meaning |\n|---|---|---|\n")
 	seen := map[string]bool{}
-	for _, err := range model.AllErrors {
+	for _, err := range allErrors {
 		code := model.ErrorCode(err)
 		if seen[code] {
 			continue

@@ -51,6 +51,17 @@ type Config struct {
 	// CachePrivate marks cacheable reads `private` instead of `public` (A-04's option,
 	// B-10-01: private data) and adds `Vary: Authorization`.
 	CachePrivate bool
+	// Subscriptions is the delivery worker behind the __ds routes (base protocol §6-§7);
+	// nil answers them 501 (A-32). The Store must then implement SubscriptionStore.
+	Subscriptions SubscriptionWorker
+	// Webhooks allows type webhook subscriptions (--webhooks; D10: off by default).
+	Webhooks bool
+	// WebhookAllowLoopback admits http(s) webhook URLs to localhost, 127.0.0.0/8 and [::1]
+	// (--webhook-allow-loopback; the development exception, off by default).
+	WebhookAllowLoopback bool
+	// PublicURL is the origin of absolute URLs in subscription documents and deliveries
+	// (--public-url); empty: the creating request's scheme and Host.
+	PublicURL string
 }
 
 func (c *Config) defaults() {
@@ -92,13 +103,14 @@ func (c *Config) defaults() {
 
 // Handler serves the protocol over a Store.
 type Handler struct {
-	store  Store
-	cfg    Config
-	router *httprouter.Router
-	now    func() time.Time
-	hubs   hubSet
-	bodies byteBudget // request body bytes held (Config.BodyBudget)
-	stalls stallSet   // bytes held by blocked response writes (Config.LiveBufferBudget)
+	store    Store
+	subStore SubscriptionStore // store's subscription methods (nil when it has none)
+	cfg      Config
+	router   *httprouter.Router
+	now      func() time.Time
+	hubs     hubSet
+	bodies   byteBudget // request body bytes held (Config.BodyBudget)
+	stalls   stallSet   // bytes held by blocked response writes (Config.LiveBufferBudget)
 }
 
 // Shutdown ends every SSE response parked on a hijacked connection with its final chunk
@@ -111,6 +123,7 @@ func New(store Store, cfg Config) *Handler {
 	cfg.defaults()
 	h := &Handler{store: store, cfg: cfg, now: time.Now, bodies: byteBudget{limit: cfg.BodyBudget},
 		stalls: stallSet{limit: cfg.LiveBufferBudget, grace: stallGrace}}
+	h.subStore, _ = store.(SubscriptionStore)
 	r := httprouter.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
@@ -146,7 +159,7 @@ func methodOrRouteError(r *http.Request) error {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setCommonHeaders(w.Header(), r)
-	if len(h.cfg.AuthTokens) > 0 && r.Method != http.MethodOptions && !h.authorized(r) {
+	if len(h.cfg.AuthTokens) > 0 && r.Method != http.MethodOptions && !h.authorized(r) && !h.ownToken(r) {
 		writeError(w, r, model.ErrUnauthorized)
 		return
 	}

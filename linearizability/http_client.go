@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsd-project/dsd/model"
@@ -33,11 +34,22 @@ type HTTPClient struct {
 	Base    string // no trailing slash
 	Surface Surface
 	Bucket  string // bucketed surface only
+	// StreamPath is the flat surface's stream prefix (default "/v1/stream/").
+	StreamPath string
+	// Bases, when set, are the roots of several servers of one cluster (Base is then
+	// the first): requests go to each in turn, so every client of the workload talks to
+	// every server and a write made through one must be seen through the others.
+	Bases []string
+	// CompatBucket is the bucket behind the flat surface, where a flat stream's extension
+	// sub-resources live (D1 amended; default dsd's "default").
+	CompatBucket string
 	// Timeout bounds one non-live request; a request that runs out has an unknown
 	// outcome (default 10 s).
 	Timeout time.Duration
 	// HTTP is the client used (default: one with a pooled transport).
 	HTTP *http.Client
+
+	next atomic.Uint64 // the next entry of Bases
 }
 
 var _ Client = (*HTTPClient)(nil)
@@ -52,9 +64,35 @@ func NewHTTPClient(base string, surface Surface, bucket string) *HTTPClient {
 
 func (c *HTTPClient) streamURL(stream string) string {
 	if c.Surface == SurfaceBucketed {
-		return c.Base + "/" + url.PathEscape(c.Bucket) + "/" + url.PathEscape(stream)
+		return c.base() + "/" + url.PathEscape(c.Bucket) + "/" + url.PathEscape(stream)
 	}
-	return c.Base + "/v1/stream/" + url.PathEscape(stream)
+	prefix := c.StreamPath
+	if prefix == "" {
+		prefix = "/v1/stream/"
+	}
+	return c.base() + prefix + url.PathEscape(stream)
+}
+
+// base is the server root of the next request: Base, or the next of Bases in turn.
+func (c *HTTPClient) base() string {
+	if len(c.Bases) == 0 {
+		return c.Base
+	}
+	return strings.TrimSuffix(c.Bases[(c.next.Add(1)-1)%uint64(len(c.Bases))], "/")
+}
+
+// extURL is the stream's URL for extension sub-resources, which live on the bucketed
+// surface only (D1 amended): on the flat surface a stream without '/' is
+// /{CompatBucket}/{name}.
+func (c *HTTPClient) extURL(stream string) string {
+	if c.Surface == SurfaceBucketed {
+		return c.streamURL(stream)
+	}
+	b := c.CompatBucket
+	if b == "" {
+		b = "default"
+	}
+	return c.base() + "/" + url.PathEscape(b) + "/" + url.PathEscape(stream)
 }
 
 // Setup creates the bucket on the bucketed surface (201, or 409 when it exists).
@@ -81,6 +119,11 @@ type response struct {
 
 // do sends one request with the client's timeout and reads the whole response.
 func (c *HTTPClient) do(method, u string, hdr http.Header, body []byte) (*response, error) {
+	return c.doWith(c.HTTP, method, u, hdr, body)
+}
+
+// doWith is do through hc.
+func (c *HTTPClient) doWith(hc *http.Client, method, u string, hdr http.Header, body []byte) (*response, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
 	defer cancel()
 	var rd io.Reader
@@ -94,7 +137,7 @@ func (c *HTTPClient) do(method, u string, hdr http.Header, body []byte) (*respon
 	for k, v := range hdr {
 		req.Header[k] = v
 	}
-	resp, err := c.HTTP.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -220,8 +263,8 @@ func (c *HTTPClient) readChunks(stream, offset string) (data []byte, next string
 		}
 		data = append(data, chunk...)
 		next = resp.Header.Get("Stream-Next-Offset")
-		if next == "" {
-			return nil, "", false, 0, errors.New("200 without Stream-Next-Offset")
+		if next == "" { // an observation: the model wants the tail's token (B-5.6-04)
+			return data, "", false, 200, nil
 		}
 		if resp.Header.Get("Stream-Up-To-Date") != "" {
 			closed = strings.EqualFold(strings.TrimSpace(resp.Header.Get("Stream-Closed")), "true")

@@ -38,6 +38,7 @@ var (
 	ErrRepeatedHeader     = newErr("REPEATED_HEADER", "a single-valued protocol header was sent more than once")
 	ErrBadBucketID        = newErr("INVALID_BUCKET_ID", "bucket_id must match ^[a-z0-9_-]{4,64}$")
 	ErrBadStreamID        = newErr("INVALID_STREAM_ID", "stream_id must be UTF-8, at most 122 bytes (with its bucket), without '/', NUL or '..'")
+	ErrBadFlatName        = newErr("INVALID_STREAM_ID", "a /v1/stream/ name must be UTF-8 of at most 1024 bytes, '/'-separated segments that are not empty, '.' or '..', without NUL or an escaped '/', not starting with __ds")
 	ErrBadForkRequest     = newErr("INVALID_FORK", "the fork headers are malformed")
 	ErrBadAttrs           = newErr("INVALID_ATTRS", "stream attributes must be a JSON object of at most 16 KiB")
 	ErrBadBatch           = newErr("INVALID_BATCH", "the append-batch body or headers are malformed")
@@ -200,7 +201,7 @@ var AllErrors = []error{
 	ErrBadOffset, ErrBadTTL, ErrBadExpiresAt, ErrTTLAndExpiresAt, ErrBadContentType,
 	ErrMissingContentType, ErrEmptyBody, ErrBadProducer, ErrBadStreamSeq, ErrInvalidJSON,
 	ErrEmptyJSONArray, ErrBadLive, ErrLiveNeedsOffset, ErrBadQuery, ErrRepeatedHeader, ErrBadBucketID,
-	ErrBadStreamID, ErrBadForkRequest, ErrBadAttrs, ErrBadBatch, ErrBadRecord, ErrBadSnapshot,
+	ErrBadStreamID, ErrBadFlatName, ErrBadForkRequest, ErrBadAttrs, ErrBadBatch, ErrBadRecord, ErrBadSnapshot,
 	ErrTooLarge, ErrBadBody, ErrTooManyMessages, ErrBucketReserved, ErrUnauthorized, ErrNotImplemented, ErrRouteNotFound, ErrMethodNotAllowed,
 	ErrOffsetBeyondTail, ErrOffsetNotBoundary, ErrOffsetGone,
 	ErrBucketNotFound, ErrBucketExists, ErrBucketNotEmpty,
@@ -210,6 +211,8 @@ var AllErrors = []error{
 	ErrSnapshotNotFound, ErrSnapshotConflict, ErrSnapshotPastTail, ErrSnapshotMatch, ErrSnapshotLatest,
 	ErrRetentionInvalid,
 	ErrStorageFailed, ErrShuttingDown, ErrBusy, ErrBodyTimeout,
+	ErrBadSubscription, ErrSubExists, ErrBadSubID,
+	ErrSubFenced, ErrSubClaimed, ErrSubNoPendingWork, ErrSubAckOffset,
 	&ClosedError{}, &StaleEpochError{}, &SeqGapError{}, &RecordMismatchError{},
 	&RecordRangeError{}, &RecordRangeError{Gone: true},
 }

@@ -100,3 +100,35 @@ func upstream(t *testing.T) string {
 	}
 	return ""
 }
+
+// dsconform --help names the subcommands and the exit status, and exits 0.
+func TestHelpShowsSubcommandsAndExitStatus(t *testing.T) {
+	out, err := dsconformCmd(context.Background(), "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("dsconform --help: %v\n%s", err, out)
+	}
+	for _, want := range []string{"dsconform list", "dsconform matrix", "Exit status", "--long-poll-timeout", "-base-url"} {
+		if !regexp.MustCompile(regexp.QuoteMeta(want)).Match(out) {
+			t.Errorf("dsconform --help does not mention %q:\n%s", want, out)
+		}
+	}
+}
+
+// --long-poll-timeout auto measures the server's timeout once (bin/dsd here: 500ms).
+func TestLongPollTimeoutAuto(t *testing.T) {
+	base := upstream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := dsconformCmd(ctx, "--base-url", base, "--long-poll-timeout", "auto", "--mode", "smoke").CombinedOutput()
+	if err != nil {
+		t.Fatalf("dsconform: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`long-poll timeout is about (\S+) \(measured\)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no measurement printed:\n%s", out)
+	}
+	d, err := time.ParseDuration(string(m[1]))
+	if err != nil || d < 500*time.Millisecond || d > 2*time.Second {
+		t.Errorf("measured %s (%v), want about 500ms", m[1], err)
+	}
+}
