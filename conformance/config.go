@@ -152,7 +152,7 @@ func RegisterFlags(fs *flag.FlagSet, cfg *Config) {
 		cfg.FocusStrings = append(cfg.FocusStrings, s)
 		return nil
 	})
-	fs.StringVar(&cfg.ReportDir, "report-dir", cfg.ReportDir, "directory for junit.xml and report.json")
+	fs.StringVar(&cfg.ReportDir, "report-dir", cfg.ReportDir, "directory for junit.xml, report.json and report.html")
 	fs.BoolVar(&cfg.Verbose, "verbose", cfg.Verbose, "verbose Ginkgo output")
 	fs.Int64Var(&cfg.RandomSeed, "seed", cfg.RandomSeed, "spec order seed (default time-based)")
 }

@@ -92,6 +92,15 @@ var _ = Section("10", "10 Caching", func() {
 		Expect(st.Read(offsetStart).Get(hETag)).To(HaveSuffix(`:c"`))
 	})
 
+	ConformanceIt(MUST, Reqs{"B-10-03"}, "answers a HEAD whose If-None-Match names its ETag with 304, and a stale one with 200", Profile("dsd"), func(s *S) {
+		st := s.Create("etag-head", CT(ctText), Text("abc"))
+		etag := st.Head().Get(hETag)
+		Expect(etag).NotTo(BeEmpty())
+		Expect(st.Head(H(hIfNoneMatch, etag))).To(SatisfyAll(HaveStatus(304), HaveHeader(hETag, etag)))
+		st.MustAppend("d")
+		Expect(st.Head(H(hIfNoneMatch, etag))).To(HaveStatus(200), "after an append")
+	})
+
 	ConformanceIt(MUST, Reqs{"B-10-03", "B-4-03"}, "gives HEAD an ETag and a re-created stream a new incarnation: offsets restart, ETags differ (A-03, A-28)", Profile("dsd"), func(s *S) {
 		st := s.Create("incarnation", CT(ctText), Text("abc"))
 		Expect(st.Head()).To(HaveHeader(hETag, MatchRegexp(`^"[^"]+:-1@[0-9]+:[^"]+"$`)))

@@ -221,15 +221,22 @@ func (c *HTTPClient) Head(stream string) Output {
 // Stream-Up-To-Date (B-5.6-09). The result is the state at the last request, since a
 // stream only grows.
 func (c *HTTPClient) ReadAll(stream string) (Output, []byte) {
-	data, next, closed, status, err := c.readChunks(stream, "-1")
-	if err != nil {
-		return Output{Error: err.Error()}, nil
+	from, retained := "-1", ""
+	for range 100 {
+		data, next, closed, status, err := c.readChunks(stream, from)
+		switch {
+		case err != nil:
+			return Output{Error: err.Error()}, nil
+		case status == 410 && next != "" && next != from:
+			from, retained = next, next // D2: resume at the earliest retained offset
+			continue
+		case status != 200:
+			return Output{Status: status}, nil
+		}
+		return Output{Status: 200, Offset: next, Closed: closed, Len: uint64(len(data)), Digest: DigestOf(data),
+			Msgs: countMsgs(stream, data), Retained: retained}, data
 	}
-	if status != 200 {
-		return Output{Status: status}, nil
-	}
-	return Output{Status: 200, Offset: next, Closed: closed, Len: uint64(len(data)), Digest: DigestOf(data),
-		Msgs: countMsgs(stream, data)}, data
+	return Output{Error: "a read from -1 kept answering 410"}, nil
 }
 
 // ReadFrom implements Client.
@@ -251,7 +258,7 @@ func (c *HTTPClient) readChunks(stream, offset string) (data []byte, next string
 			if resp.StatusCode >= 500 {
 				return nil, "", false, 0, fmt.Errorf("status %d", resp.StatusCode)
 			}
-			return nil, "", false, resp.StatusCode, nil
+			return nil, resp.Header.Get("Stream-Next-Offset"), false, resp.StatusCode, nil
 		}
 		chunk := resp.Body
 		if isJSONStream(stream) { // a JSON array of whole messages (B-9.1-04): back to canonical bytes (D3)

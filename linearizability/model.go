@@ -136,6 +136,9 @@ func Step(s State, in Input, out Output) (bool, State) {
 		if out.Status != 200 || out.Len != n || out.Digest != d || out.Closed != s.Closed {
 			return false, s
 		}
+		if (s.RetLen > 0) != (out.Retained != "") || (out.Retained != "" && out.Retained != s.RetTok) {
+			return false, s // D2: -1 is 410 naming the retained start once retention has advanced
+		}
 		if isJSONStream(in.Stream) && out.Msgs != s.Recs-s.RetRecs { // §6.13: N - F retained messages
 			return false, s
 		}
@@ -272,11 +275,18 @@ func stepAppend(s State, in Input, out Output) (bool, State) {
 }
 
 // stepClosed: a POST to a closed stream (A-07 step 3). Close-only: 204 with
-// Stream-Closed and the final offset (B-5.3-01). The tuple that closed it: 204, which
+// Stream-Closed and the final offset (B-5.3-01), without producer headers or with the
+// closing tuple; with another tuple 409 with Stream-Closed and the final offset (D9). The tuple that closed it: 204, which
 // B-5.2.1-09 makes a SHOULD, so a 409 is accepted too. A known producer with a stale
 // epoch: 403 or 409 (B-5.2.1-09 allows either). Anything else: 409 with Stream-Closed
 // and the final offset (B-5.2-07, B-5.2-10).
 func stepClosed(s State, in Input, out Output) (bool, State) {
+	if p := in.Producer; in.Body == "" && p != nil && s.Closer != encodeProducer(*p) {
+		if out.Status != 409 || !out.Closed { // D9: another tuple's close-only is refused
+			return false, s
+		}
+		return s.atTail(out.Offset)
+	}
 	if in.Body == "" {
 		if out.Status != 204 || !out.Closed || !eqOpt(out.RecStart, s.Recs) || !eqOpt(out.RecNext, s.Recs) {
 			return false, s

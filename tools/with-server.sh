@@ -7,7 +7,8 @@
 #         caddy (the upstream Caddy server, $CADDY_BIN, file store in a temporary data dir,
 #         streams under /v1/stream/; build it from the upstream repository's
 #         packages/caddy-plugin with `go build ./cmd/caddy`)
-# The command sees DS_BASE_URL (no trailing slash) and DS_SERVER_PID. Exit status: the command's.
+# The command sees DS_BASE_URL (no trailing slash), DS_SERVER_PID, DS_SERVER_LOG and, for dsd,
+# DS_ADMIN_URL (its admin listener, on a free port). Exit status: the command's.
 # Env: PEER_DIR (.peers), DS_LONGPOLL_MS (500), DSD_FLAGS (extra dsd flags), CADDY_BIN, KEEP_DATA=1.
 set -euo pipefail
 KIND="${1:?usage: with-server.sh dsd|dsd-nosync|node|node-durable|ceiling|caddy COMMAND...}"; shift
@@ -31,7 +32,7 @@ case "$KIND" in
     nosync=""
     [ "$KIND" = dsd-nosync ] && nosync=--unsafe-no-sync
     # shellcheck disable=SC2086
-    "$ROOT/bin/dsd" --addr 127.0.0.1:0 --data-dir "$WORK/data" --long-poll-timeout "${LP_MS}ms" \
+    "$ROOT/bin/dsd" --addr 127.0.0.1:0 --admin-addr 127.0.0.1:0 --data-dir "$WORK/data" --long-poll-timeout "${LP_MS}ms" \
       $nosync ${DSD_FLAGS:-} >"$LOG" 2>&1 &
     SPID=$! ;;
   ceiling)
@@ -84,8 +85,16 @@ for _ in $(seq 1 300); do
 done
 [ -n "$URL" ] || { echo "with-server: $KIND did not report its address:" >&2; cat "$LOG" >&2; exit 2; }
 echo "with-server: $KIND at $URL (pid $SPID)" >&2
+ADMIN_URL=""
+if [ "$KIND" = dsd ] || [ "$KIND" = dsd-nosync ]; then # logged right after the main address
+  for _ in $(seq 1 50); do
+    ADMIN_URL="$(grep -o 'admin listening on http://[0-9.:]*' "$LOG" | head -1 | sed 's/^admin listening on //')" || true
+    [ -n "$ADMIN_URL" ] && break
+    sleep 0.1
+  done
+fi
 set +e
-DS_BASE_URL="$URL" DS_SERVER_PID="$SPID" DS_SERVER_LOG="$LOG" "$@"
+DS_ADMIN_URL="$ADMIN_URL" DS_BASE_URL="$URL" DS_SERVER_PID="$SPID" DS_SERVER_LOG="$LOG" "$@"
 rc=$?
 set -e
 if [ $rc -ne 0 ]; then echo "with-server: command failed ($rc); last server log lines:" >&2; tail -20 "$LOG" >&2; fi

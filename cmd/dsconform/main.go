@@ -7,7 +7,7 @@
 //	dsconform matrix --out CONFORMANCE.md --run "NAME=DIR" ...
 //	dsconform results --in DIR --out FILE.json [--server TEXT]
 //
-// Run mode writes junit.xml and report.json to --report-dir, prints the failing specs'
+// Run mode writes junit.xml, report.json and report.html to --report-dir, prints the failing specs'
 // HTTP transcripts, and ends with the line "N passed, N failed, N skipped". It exits 1
 // when any selected spec fails or no spec is selected, 2 on usage errors.
 //

@@ -60,7 +60,7 @@ func upstream(t *testing.T) string {
 		t.Skipf("no server: %s not built (make build) and DS_BASE_URL unset", bin)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--long-poll-timeout", "500ms")
+	cmd := exec.CommandContext(ctx, bin, "--addr", "127.0.0.1:0", "--admin-addr", "", "--data-dir", t.TempDir(), "--long-poll-timeout", "500ms")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
