@@ -48,9 +48,6 @@ var ErrWebhooksOff = &model.Error{Code: "INVALID_REQUEST", Msg: "webhook subscri
 // ErrNotJSONBody is a __ds body without Content-Type application/json.
 var ErrNotJSONBody = &model.Error{Code: "INVALID_REQUEST", Msg: "the request body must be application/json"}
 
-// ErrBadAckOffset is an ack offset that is not a D2 offset token.
-var ErrBadAckOffset = &model.Error{Code: "INVALID_OFFSET", Msg: "an ack offset must be a token of the form 0000000000000000_0000000000000000 (-1 and now are read positions, not ack offsets)"}
-
 // subRoute is a parsed path under {root}__ds/.
 type subRoute struct {
 	action string // "jwks", "subscription", "streams", "stream", "callback", "claim", "ack", "release"
@@ -321,7 +318,7 @@ type ackBody struct {
 }
 
 // ackRequest reads a callback or ack body. Errors: ErrNotJSONBody, model.ErrBadSubscription,
-// ErrBadAckOffset (an offset that is not a D2 token, naming the ack).
+// ErrBadOffsetToken (an offset that is not a D2 token, naming the ack).
 func (h *Handler) ackRequest(w http.ResponseWriter, r *http.Request) (subs.AckRequest, error) {
 	var b ackBody
 	if _, err := h.readJSONBody(w, r, &b); err != nil {
@@ -331,7 +328,7 @@ func (h *Handler) ackRequest(w http.ResponseWriter, r *http.Request) (subs.AckRe
 	for i, a := range b.Acks {
 		o, err := model.ParseOffset(a.Offset)
 		if err != nil {
-			return req, fmt.Errorf("%w: acks[%d].offset %q", ErrBadAckOffset, i, a.Offset)
+			return req, fmt.Errorf("%w: acks[%d].offset %q", ErrBadOffsetToken, i, a.Offset)
 		}
 		req.Acks = append(req.Acks, subs.AckMove{Path: strings.Trim(a.Stream, "/"), Offset: o})
 	}
