@@ -36,7 +36,7 @@ func StartEmbedded(c EmbedConfig) (*server.Server, error) {
 	o := &server.Options{
 		ServerName: c.Name, Host: host, Port: port, NoSigs: true, NoLog: true,
 		JetStream: true, StoreDir: c.StoreDir, SyncAlways: true, SyncInterval: 2 * time.Minute,
-		MaxPayload: maxPayload,
+		MaxPayload:      maxPayload,
 		JetStreamLimits: server.JSLimitOpts{MaxBatchInflightPerStream: 200},
 	}
 	if c.ClusterListen != "" {
