@@ -25,7 +25,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dsd-project/dsd/engine"
 	"github.com/dsd-project/dsd/httpd"
 )
 
@@ -35,6 +34,7 @@ type options struct {
 	maxBody                               int64
 	unsafeNoSync, cachePrivate            bool
 	cpuProfile                            string
+	cluster                               clusterOptions
 }
 
 func parseFlags(args []string) (options, error) {
@@ -50,6 +50,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.cachePrivate, "cache-private", false, "mark cacheable reads Cache-Control: private (for private data behind shared caches); implied by --auth-tokens")
 	fs.BoolVar(&o.unsafeNoSync, "unsafe-no-sync", false, "UNSAFE, tests only: skip fsync, so acknowledged data can be lost on a crash")
 	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile to this file until shutdown (diagnostics)")
+	clusterFlags(fs, &o.cluster)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: dsd [flags]\n\nServes Durable Streams (base protocol and extensions) from one data file (dsd.db).\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -86,31 +87,25 @@ func run(o options) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	eng, err := engine.Open(o.dataDir, engine.Options{NoSync: o.unsafeNoSync})
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
 	}
-	if o.compatBucket != "" {
-		if _, err := eng.CreateBucket(o.compatBucket); err != nil {
-			eng.Close()
-			return fmt.Errorf("compat bucket %q: %w", o.compatBucket, err)
-		}
+	sv, err := openServed(o, ln.Addr().String())
+	if err != nil {
+		ln.Close()
+		return err
 	}
-	h := httpd.New(httpd.EngineStore{Engine: eng}, httpd.Config{
+	h := httpd.New(sv.store, httpd.Config{
 		LongPollTimeout: o.longPoll, SSEMaxAge: o.sseMaxAge, CompatBucket: o.compatBucket,
 		MaxBody: o.maxBody, AuthTokens: tokens, CachePrivate: o.cachePrivate,
 	})
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		eng.Close()
-		return err
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: sv.wrap(h), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	log.SetFlags(0)
-	log.Printf("dsd: listening on http://%s (data %s)", ln.Addr(), eng.Path())
+	log.Printf("dsd: listening on http://%s (data %s)", ln.Addr(), sv.path)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	sig := make(chan os.Signal, 1)
@@ -120,7 +115,7 @@ func run(o options) error {
 		log.Printf("dsd: %s: draining", s)
 	case err := <-errc:
 		cancel()
-		eng.Close()
+		sv.close()
 		return err
 	}
 	cancel() // ends live reads
@@ -130,7 +125,7 @@ func run(o options) error {
 	if err := srv.Shutdown(shutCtx); err != nil {
 		log.Printf("dsd: shutdown: %v", err)
 	}
-	if err := eng.Close(); err != nil {
+	if err := sv.close(); err != nil {
 		return err
 	}
 	log.Printf("dsd: stopped")

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/dsd-project/dsd/cluster"
+	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/httpd"
+)
+
+// clusterOptions are the flags of the storage backend and of the cluster (D11).
+type clusterOptions struct {
+	backend                                      string
+	natsURL, natsListen, natsClusterListen, node string
+	natsRoutes                                   string
+	partitions                                   int
+}
+
+func clusterFlags(fs *flag.FlagSet, c *clusterOptions) {
+	fs.StringVar(&c.backend, "backend", "bbolt", "storage backend: bbolt (one data file) or jetstream (a cluster on NATS JetStream)")
+	fs.StringVar(&c.natsURL, "nats-url", "", "jetstream: URL of an external NATS cluster (sync_interval: always; the user must be allowed to read $SYS varz); empty embeds a nats-server")
+	fs.StringVar(&c.natsListen, "nats-listen", "127.0.0.1:4222", "jetstream, embedded: NATS client listener (host:port)")
+	fs.StringVar(&c.natsClusterListen, "nats-cluster-listen", "", "jetstream, embedded: NATS route listener for the other nodes (host:port); empty runs a lone server with one replica")
+	fs.StringVar(&c.natsRoutes, "nats-routes", "", "jetstream, embedded: comma-separated route listeners of all nodes, this one included (host:port,...)")
+	fs.StringVar(&c.node, "node-id", "", "jetstream: this node's unique name (default: the host name of --addr and its port)")
+	fs.IntVar(&c.partitions, "partitions", 12, "jetstream: number of partitions P, fixed when the cluster is created; every node must give the same")
+}
+
+// served is what the HTTP server serves: a store, the handler around httpd's, and how
+// to close them.
+type served struct {
+	store httpd.Store
+	wrap  func(http.Handler) http.Handler
+	path  string
+	close func() error
+}
+
+// openServed opens the configured backend; addr is the HTTP listener's address.
+func openServed(o options, addr string) (served, error) {
+	if o.cluster.backend == "jetstream" {
+		return openCluster(o, addr)
+	}
+	if o.cluster.backend != "bbolt" {
+		return served{}, fmt.Errorf("--backend %q: use bbolt or jetstream", o.cluster.backend)
+	}
+	eng, err := engine.Open(o.dataDir, engine.Options{NoSync: o.unsafeNoSync})
+	if err != nil {
+		return served{}, err
+	}
+	if o.compatBucket != "" {
+		if _, err := eng.CreateBucket(o.compatBucket); err != nil {
+			eng.Close()
+			return served{}, fmt.Errorf("compat bucket %q: %w", o.compatBucket, err)
+		}
+	}
+	return served{store: httpd.EngineStore{Engine: eng}, path: eng.Path(), close: eng.Close,
+		wrap: func(h http.Handler) http.Handler { return h }}, nil
+}
+
+// openCluster joins (or forms) a cluster: an embedded nats-server or a connection to an
+// external one, JetStream's sync setting checked, then a cluster node whose partitions
+// each run an engine over their own jsstore store (prefix DSD<k>, one JetStream stream).
+func openCluster(o options, addr string) (served, error) {
+	c := o.cluster
+	if o.unsafeNoSync {
+		return served{}, errors.New("--unsafe-no-sync does not apply to --backend jetstream (it always fsyncs on a quorum)")
+	}
+	if c.node == "" {
+		c.node = strings.NewReplacer(":", "-", ".", "-").Replace(addr)
+	}
+	var srv *server.Server
+	url := c.natsURL
+	routes := splitList(c.natsRoutes)
+	replicas := 3
+	if url == "" {
+		s, err := cluster.StartEmbedded(cluster.EmbedConfig{Name: c.node, Listen: c.natsListen,
+			ClusterListen: c.natsClusterListen, Routes: routes,
+			StoreDir: filepath.Join(o.dataDir, "nats")})
+		if err != nil {
+			return served{}, err
+		}
+		srv, url = s, s.ClientURL()
+		if c.natsClusterListen == "" {
+			replicas = 1
+		}
+	}
+	stop := func() {
+		if srv != nil {
+			srv.Shutdown()
+		}
+	}
+	nc, err := nats.Connect(url, nats.Name("dsd "+c.node), nats.MaxReconnects(-1),
+		nats.ReconnectWait(250*time.Millisecond))
+	if err != nil {
+		stop()
+		return served{}, fmt.Errorf("--nats-url %s: %w", url, err)
+	}
+	open, err := partitionStores(nc, srv, c.node, replicas)
+	if err != nil {
+		nc.Close()
+		stop()
+		return served{}, err
+	}
+	node, err := cluster.Start(nc, cluster.Config{NodeID: c.node, Addr: addr, Partitions: c.partitions,
+		Peers: len(routes), Rank: indexOf(routes, c.natsClusterListen), Replicas: replicas,
+		Open: open, CompatBucket: o.compatBucket})
+	if err != nil {
+		nc.Close()
+		stop()
+		return served{}, err
+	}
+	return served{store: node.Store(), path: "jetstream " + url + " node " + c.node,
+		wrap: func(h http.Handler) http.Handler { return node.Forwarder(h, o.compatBucket, o.maxBody) },
+		close: func() error {
+			err := node.Close()
+			nc.Close()
+			stop()
+			return err
+		}}, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func indexOf(list []string, x string) int {
+	for i, y := range list {
+		if strings.TrimPrefix(y, "nats://") == x {
+			return i
+		}
+	}
+	return 0
+}
