@@ -23,7 +23,7 @@ all: build
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build $(if $(wildcard engine/jsstore),-tags jsstore) -o $(BIN)/ ./cmd/...
 
 ## run: start dsd on $(ADDR) with its data under $(DATA_DIR) (SIGTERM or Ctrl-C stops it).
 run:
@@ -32,7 +32,7 @@ run:
 	exec $(BIN)/dsd --addr $(ADDR) --data-dir $(DATA_DIR)
 
 ## test: everything CI runs.
-test: lint unit peer-conformance conformance linearizability
+test: lint unit peer-conformance conformance linearizability cluster-check
 	@echo "make test: all passed"
 
 ## unit: go test over every package (replays fuzz corpora, runs model and engine tests),

@@ -128,10 +128,11 @@ func controlBucket(js jetstream.JetStream, replicas int) (jetstream.KeyValue, er
 	}
 }
 
-// PartitionOf returns the partition of a bucket: FNV-1a of its id mod P.
-func (n *Node) PartitionOf(bucket string) int { return partitionOf(bucket, n.cfg.Partitions) }
+// PartitionOf returns the partition of a bucket: FNV-1a (32 bit) of its id mod P.
+func (n *Node) PartitionOf(bucket string) int { return PartitionOf(bucket, n.cfg.Partitions) }
 
-func partitionOf(bucket string, p int) int {
+// PartitionOf returns the partition of a bucket among p partitions.
+func PartitionOf(bucket string, p int) int {
 	h := fnv.New32a()
 	h.Write([]byte(bucket))
 	return int(h.Sum32() % uint32(p))

@@ -124,3 +124,9 @@ func (n *Node) createDelay(k int) time.Duration {
 	}
 	return 2 * time.Second
 }
+
+// LeaseHolder returns the node holding partition k's lease ("" when none), as stored.
+func LeaseHolder(ctx context.Context, kv jetstream.KeyValue, k int) (string, error) {
+	h, _, err := readLease(ctx, kv, k)
+	return h.Node, err
+}

@@ -1,0 +1,81 @@
+// Command rrproxy is a round-robin HTTP proxy for tests: each request goes to the next of
+// several dsd nodes, so that a client's consecutive requests (a create, its appends, its
+// reads) land on different nodes and exercise the cluster's forwarding. A node that
+// refuses the connection (killed) is skipped: the request, not yet sent, goes to the
+// next one.
+//
+//	rrproxy --listen 127.0.0.1:0 http://127.0.0.1:4437 http://127.0.0.1:4438 ...
+//
+// It prints "listening on http://ADDR" once it serves. Responses are streamed (SSE,
+// long-poll).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// rr sends each request to the next target, skipping targets that refuse to connect.
+type rr struct {
+	targets []*url.URL
+	next    atomic.Uint64
+	tr      http.RoundTripper
+}
+
+func (t *rr) RoundTrip(req *http.Request) (*http.Response, error) {
+	var err error
+	for range t.targets {
+		u := t.targets[t.next.Add(1)%uint64(len(t.targets))]
+		req.URL.Scheme, req.URL.Host = u.Scheme, u.Host
+		var resp *http.Response
+		if resp, err = t.tr.RoundTrip(req); err == nil {
+			return resp, nil
+		}
+		var op *net.OpError
+		if !errors.As(err, &op) || op.Op != "dial" {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:0", "listen address")
+	flag.Parse()
+	var targets []*url.URL
+	for _, a := range flag.Args() {
+		u, err := url.Parse(a)
+		if err != nil || u.Host == "" {
+			fmt.Fprintf(os.Stderr, "rrproxy: bad node URL %q\n", a)
+			os.Exit(2)
+		}
+		targets = append(targets, u)
+	}
+	if len(targets) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: rrproxy [--listen ADDR] NODE_URL...")
+		os.Exit(2)
+	}
+	tr := &http.Transport{DialContext: (&net.Dialer{Timeout: time.Second}).DialContext,
+		MaxIdleConnsPerHost: 64, DisableCompression: true}
+	p := &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.Out.Host = r.In.Host },
+		Transport:     &rr{targets: targets, tr: tr},
+		FlushInterval: -1,
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.SetFlags(0)
+	log.Printf("rrproxy: listening on http://%s", ln.Addr())
+	log.Fatal(http.Serve(ln, p))
+}
