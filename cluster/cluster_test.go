@@ -27,6 +27,7 @@ type testCluster struct {
 	srv   []*server.Server
 	nodes []*Node
 	http  []*http.Server
+	conns []*nats.Conn
 	urls  []string
 }
 
@@ -92,7 +93,7 @@ func startCluster(t *testing.T) *testCluster {
 		h := httpd.New(n.Store(), httpd.Config{CompatBucket: "default", LongPollTimeout: 5 * time.Second})
 		hs := &http.Server{Handler: n.Forwarder(h, "default", 32<<20)}
 		go hs.Serve(ln)
-		tc.nodes, tc.http = append(tc.nodes, n), append(tc.http, hs)
+		tc.nodes, tc.http, tc.conns = append(tc.nodes, n), append(tc.http, hs), append(tc.conns, nc)
 		tc.urls = append(tc.urls, "http://"+ln.Addr().String())
 	}
 	t.Cleanup(func() {
@@ -113,6 +114,18 @@ func (tc *testCluster) stop(i int) {
 	tc.http[i].Close()
 	tc.nodes[i].Close()
 	tc.http[i] = nil
+}
+
+// ownerOf returns the index of the node serving partition k, -1 when none does.
+func (tc *testCluster) ownerOf(k int) int {
+	for i, n := range tc.nodes {
+		for _, p := range n.Owned() {
+			if p == k {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 func do(t *testing.T, method, url, body string, hdr ...string) (int, http.Header, string) {
@@ -174,15 +187,7 @@ func TestOwnerLeavesAnotherTakesOver(t *testing.T) {
 	tc := startCluster(t)
 	do(t, "PUT", tc.urls[0]+"/alpha", "")
 	do(t, "PUT", tc.urls[0]+"/alpha/s", "one", "Content-Type", "text/plain")
-	k := tc.nodes[0].PartitionOf("alpha")
-	owner := -1
-	for i, n := range tc.nodes {
-		for _, p := range n.Owned() {
-			if p == k {
-				owner = i
-			}
-		}
-	}
+	owner := tc.ownerOf(tc.nodes[0].PartitionOf("alpha"))
 	if owner < 0 {
 		t.Fatal("no node owns the partition of alpha")
 	}
@@ -197,4 +202,37 @@ func TestOwnerLeavesAnotherTakesOver(t *testing.T) {
 	if st, _, body := do(t, "GET", tc.urls[(owner+2)%3]+"/alpha/s?offset=-1", ""); st != 200 || body != "onetwo" {
 		t.Fatalf("GET after takeover: %d %q", st, body)
 	}
+}
+
+// TestCutOffOwnerIsFenced: an owner cut off from NATS (it can renew nothing) stops serving
+// once its lease's validity ends, and another node takes the partition over after the
+// lease lapses; requests through the others wait for it and succeed.
+func TestCutOffOwnerIsFenced(t *testing.T) {
+	tc := startCluster(t)
+	do(t, "PUT", tc.urls[0]+"/alpha", "")
+	do(t, "PUT", tc.urls[0]+"/alpha/s", "one", "Content-Type", "text/plain")
+	k := tc.nodes[0].PartitionOf("alpha")
+	owner := tc.ownerOf(k)
+	if owner < 0 {
+		t.Fatal("no node owns the partition of alpha")
+	}
+	cut := time.Now()
+	tc.conns[owner].Close()
+	tc.http[owner].Close()
+	other := tc.urls[(owner+1)%3]
+	st, _, body := do(t, "POST", other+"/alpha/s", "two", "Content-Type", "text/plain")
+	if st != 204 && st != 200 {
+		t.Fatalf("POST after the owner was cut off: %d %s", st, body)
+	}
+	took := time.Since(cut)
+	if took < leaseTTL {
+		t.Fatalf("a new owner served after %v, before the old lease lapsed", took)
+	}
+	if eng, _, _ := tc.nodes[owner].route(k); eng != nil {
+		t.Fatal("the cut-off owner still serves the partition")
+	}
+	if st, _, body := do(t, "GET", tc.urls[(owner+2)%3]+"/alpha/s?offset=-1", ""); st != 200 || body != "onetwo" {
+		t.Fatalf("GET after takeover: %d %q", st, body)
+	}
+	t.Logf("append through another node after the cut took %v", took)
 }
