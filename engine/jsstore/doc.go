@@ -1,0 +1,62 @@
+// Package jsstore is the storage.Backend on NATS JetStream (DESIGN.md D11,
+// design/distributed.md §4-§6): dsd's engine decides, jsstore makes each decided change
+// durable on a quorum of JetStream replicas and serves the committed-state reads.
+//
+// # Layout
+//
+// A store has P partitions, each one JetStream stream "<Prefix>P<k>" (file storage,
+// Replicas replicas, limits retention with no limit, no direct get: reads go to the
+// stream leader). With root r = lower(Prefix), partition k holds the subjects:
+//
+//	r.<k>.<sid>        the log of incarnation sid (16 hex digits): one frame per commit
+//	                   group that touched it, each published with a compare-and-set on this
+//	                   literal subject (Nats-Expected-Last-Subject-Sequence) and a unique
+//	                   Nats-Msg-Id ("<node>-<open nonce>-<counter>")
+//	r.<k>.<sid>.c      staged chunks of a frame's data above ChunkBytes (no CAS, unique
+//	                   Msg-Id); the frame that lists their sequences is the commit point,
+//	                   chunks of a frame that never committed are garbage freed with sid
+//	r.<k>.<sid>.m      checkpoint: the fold of the log up to a frame seq, rolled up
+//	                   (Nats-Rollup: sub) so only the newest is kept
+//	r.<k>.n.<hex name> the binding of a name "{bucket}/{stream}" to a sid, or its unbinding
+//	                   (CAS on the subject, rolled up)
+//	r.<k>.b.<hex id>   a bucket record, or its deletion (CAS, rolled up)
+//
+// A name lives in partition PartitionOf(bucket, stream), a stable FNV-1a hash of
+// "{bucket}/{stream}" mod P; its incarnation's log lives in the same partition (forks
+// too: a fork's inherited data is read from its source's partition by sid). A bucket
+// record lives in partition PartitionOfBucket(id).
+//
+// # Frames
+//
+// A frame is uvarint(len(head)) | head (JSON) | data. The head lists the frame's parts in
+// the order of the group's changes: create, snapshot put/drop, messages (offset, flags
+// and length of each; their bytes are in data), records, producer state and receipt,
+// retention mark, meta, delete; a snapshot body is in data too. Producer state travels in
+// the same message as the data it describes, so the two are atomic by construction. The
+// tail, record tail, producers, receipts, snapshots and deletion of an incarnation are
+// the fold of its log.
+//
+// # Commit
+//
+// Commit groups the changes by incarnation and publishes one frame per incarnation
+// concurrently (phase 1); then, for the changes whose frames were all acknowledged, the
+// name bindings and bucket records (phase 2). A name is bound only when its binding
+// points at a live incarnation, so a create whose phase 2 failed leaves an unreachable
+// incarnation and a delete whose phase 2 failed leaves a name without a stream. Results
+// are per change: a group is not atomic across incarnations.
+//
+// Outcomes of one publish (design §4.4): an ack (also "duplicate") is durable; the
+// in-flight rejection 10164 is resent at once (it is also raised spuriously right after
+// an ack); 10071 "wrong last sequence" looks up the message after the expected sequence:
+// if it carries our Msg-Id we committed, otherwise storage.ErrConflict (another writer:
+// the stream is reloaded from the log and Options.OnConflict is told); a timeout or lost
+// connection is in doubt and the identical message (same Msg-Id, same expectation) is
+// resent every 200 ms until Options.ResolveTimeout, then storage.ErrUnknown.
+//
+// # Guarantees
+//
+// An acknowledged commit is fsynced on a quorum of replicas: the servers must run with
+// sync_interval: always (server.Options.SyncAlways), which Open checks (CheckSync) and
+// refuses otherwise. Nothing is applied twice: every frame carries a CAS on its
+// incarnation's last sequence and a Msg-Id unique to the attempt's decision.
+package jsstore

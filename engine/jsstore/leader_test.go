@@ -1,0 +1,5 @@
+package jsstore
+
+import "testing"
+
+func testLeaderKill(t *testing.T, e *env) { t.Skip("todo") }
