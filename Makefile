@@ -23,7 +23,7 @@ all: build
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build $(if $(wildcard engine/jsstore),-tags jsstore) -o $(BIN)/ ./cmd/...
+	$(GO) build -o $(BIN)/ ./cmd/...
 
 ## run: start dsd on $(ADDR) with its data under $(DATA_DIR) (SIGTERM or Ctrl-C stops it).
 run:

@@ -73,9 +73,10 @@ type Node struct {
 type owned struct {
 	h      holder
 	rev    uint64
-	sentAt time.Time // send time of the last successful renewal (or take)
-	valid  time.Time // serving ends here: sentAt + leaseTTL - leaseMargin
-	eng    *engine.Engine
+	sentAt time.Time      // send time of the last successful renewal (or take)
+	valid  time.Time      // serving ends here: sentAt + leaseTTL - leaseMargin
+	eng    *engine.Engine // nil until open (n.mu)
+	gone   chan struct{}  // closed when the ownership ends
 }
 
 func (o *owned) renewed(rev uint64, sent time.Time) {
@@ -138,48 +139,46 @@ func PartitionOf(bucket string, p int) int {
 	return int(h.Sum32() % uint32(p))
 }
 
-// leaseLoop steps every partition's lease every tick until Close.
+// leaseLoop runs one lease loop per partition (so that a slow JetStream call on one
+// does not delay another's renewal) until Close.
 func (n *Node) leaseLoop() {
 	defer close(n.done)
-	states := make([]leaseState, n.cfg.Partitions)
+	var wg sync.WaitGroup
+	for k := range n.cfg.Partitions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n.partitionLoop(k)
+		}()
+	}
+	wg.Wait()
+}
+
+// partitionLoop steps partition k's lease every tick; at Close it releases the partition.
+func (n *Node) partitionLoop(k int) {
+	var st leaseState
 	t := time.NewTicker(renewEvery / 4)
 	defer t.Stop()
 	for {
-		for k := range states {
-			ctx, cancel := context.WithTimeout(context.Background(), renewEvery/2)
-			n.stepLease(ctx, k, &states[k])
-			cancel()
-			n.expire(k)
-			n.observe(k, states[k].obs.h)
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), renewEvery/2)
+		n.stepLease(ctx, k, &st)
+		cancel()
+		n.expire(k)
+		n.observe(k, st.obs.h)
 		select {
 		case <-n.stop:
-			n.releaseAll(states)
+			n.releaseClean(k, &st)
 			return
 		case <-t.C:
 		}
 	}
 }
 
-// acquire makes this node the owner of partition k: it opens the partition's engine.
+// acquire makes this node the owner of partition k; the partition's engine opens in the
+// background (loading it may wait for a JetStream leader) while the lease is renewed, and
+// requests wait until it is open.
 func (n *Node) acquire(k int, st *leaseState, h holder, rev uint64, sent time.Time) {
-	be, err := n.cfg.Open(k, h.Term)
-	if err != nil {
-		n.cfg.Logf("cluster: partition %d: open storage: %v (the lease will lapse)", k, err)
-		return
-	}
-	eng, err := engine.OpenBackend(be, n.cfg.Engine)
-	if err != nil {
-		be.Close()
-		n.cfg.Logf("cluster: partition %d: open engine: %v (the lease will lapse)", k, err)
-		return
-	}
-	if c := n.cfg.CompatBucket; c != "" && n.PartitionOf(c) == k {
-		if _, err := eng.CreateBucket(c); err != nil {
-			n.cfg.Logf("cluster: partition %d: compat bucket %q: %v", k, c, err)
-		}
-	}
-	o := &owned{h: h, eng: eng}
+	o := &owned{h: h, gone: make(chan struct{})}
 	o.renewed(rev, sent)
 	st.held = o
 	n.mu.Lock()
@@ -188,40 +187,96 @@ func (n *Node) acquire(k int, st *leaseState, h holder, rev uint64, sent time.Ti
 	n.signalLocked()
 	n.mu.Unlock()
 	n.cfg.Logf("cluster: node %s owns partition %d (term %d)", n.cfg.NodeID, k, h.Term)
+	go n.open(k, o)
+}
+
+// open opens partition k's engine for ownership o, retrying every second until it opens
+// or o ends.
+func (n *Node) open(k int, o *owned) {
+	for try := 0; ; try++ {
+		select {
+		case <-o.gone:
+			return
+		default:
+		}
+		eng, err := n.openEngine(k, o.h.Term)
+		if err != nil {
+			if try%10 == 0 {
+				n.cfg.Logf("cluster: partition %d: open: %v (retrying)", k, err)
+			}
+			time.Sleep(time.Second)
+			continue
+		}
+		n.mu.Lock()
+		mine := n.owned[k] == o
+		if mine {
+			o.eng = eng
+			n.signalLocked()
+		}
+		n.mu.Unlock()
+		if !mine {
+			eng.Close()
+		}
+		return
+	}
+}
+
+func (n *Node) openEngine(k int, term uint64) (*engine.Engine, error) {
+	be, err := n.cfg.Open(k, term)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	eng, err := engine.OpenBackend(be, n.cfg.Engine)
+	if err != nil {
+		be.Close()
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if c := n.cfg.CompatBucket; c != "" && n.PartitionOf(c) == k {
+		if _, err := eng.CreateBucket(c); err != nil {
+			eng.Close()
+			return nil, fmt.Errorf("compat bucket %q: %w", c, err)
+		}
+	}
+	return eng, nil
 }
 
 // release gives partition k up: requests stop at once, the engine closes in the background.
 func (n *Node) release(k int, st *leaseState, why string) {
-	o := st.held
-	st.held = nil
-	n.mu.Lock()
-	delete(n.owned, k)
-	n.signalLocked()
-	n.mu.Unlock()
-	n.cfg.Logf("cluster: node %s released partition %d (term %d): %s", n.cfg.NodeID, k, o.h.Term, why)
-	go o.eng.Close()
+	eng := n.drop(k, st)
+	n.cfg.Logf("cluster: node %s released partition %d: %s", n.cfg.NodeID, k, why)
+	if eng != nil {
+		go eng.Close()
+	}
 }
 
-// releaseAll closes every owned partition's engine, then deletes its lease, so that
+// drop ends this node's ownership of k and returns its engine (nil: not open yet).
+func (n *Node) drop(k int, st *leaseState) *engine.Engine {
+	o := st.held
+	st.held = nil
+	close(o.gone)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.owned, k)
+	n.signalLocked()
+	return o.eng
+}
+
+// releaseClean closes partition k's engine when owned, then deletes its lease, so that
 // another node takes it over without waiting for the lease to lapse (a clean shutdown).
-func (n *Node) releaseAll(states []leaseState) {
-	for k := range states {
-		o := states[k].held
-		if o == nil {
-			continue
-		}
-		n.mu.Lock()
-		delete(n.owned, k)
-		n.signalLocked()
-		n.mu.Unlock()
-		if err := o.eng.Close(); err != nil {
-			n.cfg.Logf("cluster: partition %d: close: %v", k, err)
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = n.kv.Delete(ctx, leaseKey(k), jetstream.LastRevision(o.rev))
-		cancel()
+func (n *Node) releaseClean(k int, st *leaseState) {
+	o := st.held
+	if o == nil {
+		return
 	}
+	if eng := n.drop(k, st); eng != nil {
+		if err := eng.Close(); err != nil {
+			n.cfg.Logf("cluster: partition %d: close: %v", k, err)
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = n.kv.Delete(ctx, leaseKey(k), jetstream.LastRevision(o.rev))
+	cancel()
 }
 
 // expire stops serving partition k once its validity has passed without renewal; the
@@ -258,10 +313,10 @@ func (n *Node) route(k int) (*engine.Engine, holder, <-chan struct{}) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if o := n.owned[k]; o != nil {
-		if time.Now().Before(o.valid) {
+		if o.eng != nil && time.Now().Before(o.valid) {
 			return o.eng, o.h, n.changed
 		}
-		return nil, holder{}, n.changed // ours, but unrenewed: wait
+		return nil, holder{}, n.changed // ours, but opening or unrenewed: wait
 	}
 	return nil, n.remote[k], n.changed
 }
@@ -272,7 +327,7 @@ func (n *Node) Owned() []int {
 	defer n.mu.Unlock()
 	var out []int
 	for k, o := range n.owned {
-		if time.Now().Before(o.valid) {
+		if o.eng != nil && time.Now().Before(o.valid) {
 			out = append(out, k)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/dsd-project/dsd/engine/jsstore"
 	"github.com/dsd-project/dsd/engine/memstore"
 	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/httpd"
@@ -72,7 +73,7 @@ func startCluster(t *testing.T) *testCluster {
 		return stores[k], nil
 	}
 	for i, s := range tc.srv {
-		if err := CheckEmbeddedSyncAlways(s); err != nil {
+		if err := jsstore.CheckServer(s); err != nil {
 			t.Fatal(err)
 		}
 		nc, err := nats.Connect(s.ClientURL())

@@ -80,7 +80,9 @@ func (n *Node) stepLease(ctx context.Context, k int, st *leaseState) {
 		sent := time.Now()
 		rev, err := writeLease(ctx, n.kv, k, o.h, o.rev)
 		if err == nil {
+			n.mu.Lock()
 			o.renewed(rev, sent)
+			n.mu.Unlock()
 			return
 		}
 		// Unrenewed: keep serving until the validity ends; give the partition up only

@@ -1,17 +1,16 @@
 package cluster
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 )
 
 // EmbedConfig configures a nats-server embedded in a dsd node.
@@ -34,7 +33,7 @@ func StartEmbedded(c EmbedConfig) (*server.Server, error) {
 		return nil, fmt.Errorf("--nats-listen: %w", err)
 	}
 	o := &server.Options{
-		ServerName: c.Name, Host: host, Port: port, NoSigs: true, NoLog: true,
+		ServerName: c.Name, Host: host, Port: port, NoSigs: true, NoLog: os.Getenv("DSD_NATS_LOG") == "",
 		JetStream: true, StoreDir: c.StoreDir, SyncAlways: true, SyncInterval: 2 * time.Minute,
 		MaxPayload:      maxPayload,
 		JetStreamLimits: server.JSLimitOpts{MaxBatchInflightPerStream: 200},
@@ -60,6 +59,9 @@ func StartEmbedded(c EmbedConfig) (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !o.NoLog {
+		s.ConfigureLogger()
+	}
 	go s.Start()
 	if !s.ReadyForConnections(30 * time.Second) {
 		s.Shutdown()
@@ -78,60 +80,4 @@ func splitHostPort(hp string) (string, int, error) {
 		n = server.RANDOM_PORT // nats-server's 0 is its default port
 	}
 	return h, n, err
-}
-
-// CheckSyncAlways asks every server of the cluster nc is connected to for its varz and
-// fails unless all of them run JetStream with sync: always (D11: an acknowledgement means
-// fsynced on a quorum). It needs a user allowed to request $SYS.REQ.SERVER.PING.VARZ (the
-// system account); without answers it fails too, since it cannot tell.
-func CheckSyncAlways(nc *nats.Conn, wait time.Duration) error {
-	inbox := nats.NewInbox()
-	sub, err := nc.SubscribeSync(inbox)
-	if err != nil {
-		return err
-	}
-	defer sub.Unsubscribe()
-	if err := nc.PublishRequest("$SYS.REQ.SERVER.PING.VARZ", inbox, nil); err != nil {
-		return err
-	}
-	seen := 0
-	for {
-		m, err := sub.NextMsg(wait)
-		if errors.Is(err, nats.ErrTimeout) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		var v struct {
-			Server struct{ Name string } `json:"server"`
-			Data   struct {
-				JetStream struct {
-					Config *struct {
-						SyncAlways bool `json:"sync_always"`
-					} `json:"config"`
-				} `json:"jetstream"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(m.Data, &v); err != nil {
-			return fmt.Errorf("varz of a NATS server: %w", err)
-		}
-		if c := v.Data.JetStream.Config; c == nil || !c.SyncAlways {
-			return fmt.Errorf("NATS server %q does not run JetStream with sync_interval: always; dsd refuses to start (acknowledged writes could be lost on power loss)", v.Server.Name)
-		}
-		seen++
-	}
-	if seen == 0 {
-		return errors.New("no NATS server answered $SYS.REQ.SERVER.PING.VARZ, so dsd cannot check that JetStream runs with sync_interval: always; connect with a system-account user")
-	}
-	return nil
-}
-
-// CheckEmbeddedSyncAlways fails unless the embedded server fsyncs every write.
-func CheckEmbeddedSyncAlways(s *server.Server) error {
-	js := s.JetStreamConfig()
-	if js == nil || !js.SyncAlways {
-		return errors.New("the embedded NATS server does not run JetStream with sync: always")
-	}
-	return nil
 }

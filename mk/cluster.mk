@@ -11,7 +11,7 @@
 ## run-cluster: three nodes in the background (tools/cluster/cluster.sh status|kill N|restart N).
 run-cluster:
 	@mkdir -p $(BIN)
-	$(GO) build $(if $(wildcard engine/jsstore),-tags jsstore) -o $(BIN)/dsd ./cmd/dsd
+	$(GO) build -o $(BIN)/dsd ./cmd/dsd
 	tools/cluster/cluster.sh start
 
 stop-cluster:

@@ -1,5 +1,3 @@
-//go:build jsstore
-
 package main
 
 import (

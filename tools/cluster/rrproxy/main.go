@@ -2,7 +2,8 @@
 // several dsd nodes, so that a client's consecutive requests (a create, its appends, its
 // reads) land on different nodes and exercise the cluster's forwarding. A node that
 // refuses the connection (killed) is skipped: the request, not yet sent, goes to the
-// next one.
+// next one; so is one that fails before answering a GET or HEAD (safe to resend), like
+// a load balancer's health check would.
 //
 //	rrproxy --listen 127.0.0.1:0 http://127.0.0.1:4437 http://127.0.0.1:4438 ...
 //
@@ -41,8 +42,9 @@ func (t *rr) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		var op *net.OpError
-		if !errors.As(err, &op) || op.Op != "dial" {
-			return nil, err
+		idempotent := req.Method == http.MethodGet || req.Method == http.MethodHead
+		if !idempotent && (!errors.As(err, &op) || op.Op != "dial") {
+			return nil, err // maybe applied: the client must know
 		}
 	}
 	return nil, err
@@ -67,7 +69,10 @@ func main() {
 	tr := &http.Transport{DialContext: (&net.Dialer{Timeout: time.Second}).DialContext,
 		MaxIdleConnsPerHost: 64, DisableCompression: true}
 	p := &httputil.ReverseProxy{
-		Rewrite:       func(r *httputil.ProxyRequest) { r.Out.Host = r.In.Host },
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.Out.Host = r.In.Host
+			r.Out.URL.RawQuery = r.In.URL.RawQuery // as sent, bad escapes included
+		},
 		Transport:     &rr{targets: targets, tr: tr},
 		FlushInterval: -1,
 	}
