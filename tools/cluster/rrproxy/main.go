@@ -12,9 +12,11 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -32,11 +34,24 @@ type rr struct {
 	tr      http.RoundTripper
 }
 
-func (t *rr) RoundTrip(req *http.Request) (*http.Response, error) {
+func (t *rr) RoundTrip(in *http.Request) (*http.Response, error) {
+	var body []byte
+	if in.Body != nil && in.Body != http.NoBody {
+		b, err := io.ReadAll(in.Body) // the transport closes a body it failed to send
+		in.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
 	var err error
 	for range t.targets {
 		u := t.targets[t.next.Add(1)%uint64(len(t.targets))]
+		req := in.Clone(in.Context())
 		req.URL.Scheme, req.URL.Host = u.Scheme, u.Host
+		if body != nil {
+			req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		}
 		var resp *http.Response
 		if resp, err = t.tr.RoundTrip(req); err == nil {
 			return resp, nil
