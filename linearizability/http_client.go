@@ -38,6 +38,10 @@ type HTTPClient struct {
 	Timeout time.Duration
 	// HTTP is the client used (default: one with a pooled transport).
 	HTTP *http.Client
+	// LiveRetry, when above 0, makes a live reader whose request fails (no answer, or a
+	// 502 or 503) try again from the same offset after this pause, as a client of a
+	// cluster losing nodes does (D11: 503 carries Retry-After); 0 ends the transcript.
+	LiveRetry time.Duration
 }
 
 var _ Client = (*HTTPClient)(nil)
@@ -264,12 +268,14 @@ func (c *HTTPClient) followLongPoll(ctx context.Context, t *Transcript) {
 			return
 		}
 		resp, err := c.HTTP.Do(req)
-		if err != nil {
-			t.End = "stopped: " + err.Error()
-			return
+		var body []byte
+		if err == nil {
+			body, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
 		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		if c.retryLive(ctx, resp, err) {
+			continue
+		}
 		if err != nil {
 			t.End = "stopped: " + err.Error()
 			return
@@ -295,4 +301,21 @@ func (c *HTTPClient) followLongPoll(ctx context.Context, t *Transcript) {
 		from = next
 	}
 	t.End = "stopped: " + context.Cause(ctx).Error()
+}
+
+// retryLive reports whether a live request that failed with err or answered resp should
+// be sent again (LiveRetry; not once ctx ended), after waiting LiveRetry.
+func (c *HTTPClient) retryLive(ctx context.Context, resp *http.Response, err error) bool {
+	if c.LiveRetry <= 0 || ctx.Err() != nil {
+		return false
+	}
+	if err == nil && resp.StatusCode != http.StatusBadGateway && resp.StatusCode != http.StatusServiceUnavailable {
+		return false
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(c.LiveRetry):
+		return true
+	}
 }

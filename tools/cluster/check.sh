@@ -85,7 +85,7 @@ fault_run() {
   while kill -0 "$nem" 2>/dev/null; do
     runs=$((runs + 1))
     "$BIN/dslincheck" --base-url "$RR" --surface flat --clients 8 --ops 400 --streams 4 \
-      --timeout 25s --live-timeout 60s --check-timeout 2m --report-dir "$WORK/reports/fault-$runs" || bad=$((bad + 1))
+      --timeout 25s --live-timeout 60s --live-retry 250ms --check-timeout 2m --report-dir "$WORK/reports/fault-$runs" || bad=$((bad + 1))
   done
   wait "$nem"; local nrc=$?
   echo "fault run: $runs dslincheck runs, $bad failed; nemesis exit $nrc"

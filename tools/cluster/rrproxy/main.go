@@ -45,8 +45,9 @@ func (t *rr) RoundTrip(in *http.Request) (*http.Response, error) {
 		body = b
 	}
 	var err error
-	for range t.targets {
-		u := t.targets[t.next.Add(1)%uint64(len(t.targets))]
+	first := t.next.Add(1)
+	for i := range uint64(2 * len(t.targets)) {
+		u := t.targets[(first+i)%uint64(len(t.targets))]
 		req := in.Clone(in.Context())
 		req.URL.Scheme, req.URL.Host = u.Scheme, u.Host
 		if body != nil {
