@@ -17,7 +17,7 @@ PEER_DIR="${PEER_DIR:-$ROOT/.peers}"
 KILLS="${KILLS:-6}"
 export PARTITIONS="${PARTITIONS:-6}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/dsd-cluster.XXXXXX")"
-export CLUSTER_DIR="$WORK/cluster" DSD_BIN="$WORK/dsd"
+export DSD_BIN="$WORK/dsd"
 export DSD_FLAGS="--long-poll-timeout ${DS_LONGPOLL_MS:-500}ms"
 passed=0 failed=0
 PIDS=()
@@ -41,17 +41,10 @@ step() { # step NAME COMMAND...: run, count, keep the log
   go build -o "$WORK/nemesis" ./tools/cluster/nemesis) || { echo "0 passed, 1 failed"; exit 1; }
 [ -x "$BIN/dsconform" ] && [ -x "$BIN/dslincheck" ] || { echo "cluster-check: run make build first" >&2; exit 2; }
 
-mapfile -t P < <(python3 -c '
-import socket
-ss=[socket.socket() for _ in range(9)]
-for s in ss: s.bind(("127.0.0.1",0))
-for s in ss: print(s.getsockname()[1])
-for s in ss: s.close()')
-export HTTP_PORTS="${P[0]},${P[1]},${P[2]}" NATS_PORTS="${P[3]},${P[4]},${P[5]}" ROUTE_PORTS="${P[6]},${P[7]},${P[8]}"
-N1="http://127.0.0.1:${P[0]}"
-NODES=("$N1" "http://127.0.0.1:${P[1]}" "http://127.0.0.1:${P[2]}")
 t0=$SECONDS
-"$ROOT/tools/cluster/cluster.sh" start || { echo "0 passed, 1 failed"; exit 1; }
+# shellcheck source=tools/cluster/lib.sh
+. "$ROOT/tools/cluster/lib.sh"
+start_cluster_on_free_ports || { echo "0 passed, 1 failed"; exit 1; }
 echo "cluster-check: cluster up in $((SECONDS - t0))s: ${NODES[*]}"
 "$WORK/rrproxy" "${NODES[@]}" >"$WORK/rrproxy.log" 2>&1 &
 PIDS+=($!)
@@ -77,7 +70,6 @@ done
 
 # Fault run: the nemesis attacks the flat surface's bucket while dslincheck runs (again
 # and again, each run checked) until the nemesis is done.
-NATS="nats://127.0.0.1:${P[3]},nats://127.0.0.1:${P[4]},nats://127.0.0.1:${P[5]}"
 fault_run() {
   "$WORK/nemesis" --nats "$NATS" --bucket default --partitions "$PARTITIONS" --kills "$KILLS" \
     --cluster "$ROOT/tools/cluster/cluster.sh" --deadline 4m &

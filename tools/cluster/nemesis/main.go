@@ -28,6 +28,8 @@ import (
 
 type opts struct {
 	natsURLs, bucket, script, stopFile string
+	roles                              string
+	startDelay                         time.Duration
 	partitions, kills                  int
 	down, settle, deadline             time.Duration
 }
@@ -38,6 +40,8 @@ func main() {
 	flag.StringVar(&o.bucket, "bucket", "default", "bucket whose partition is attacked")
 	flag.IntVar(&o.partitions, "partitions", 6, "the cluster's --partitions")
 	flag.IntVar(&o.kills, "kills", 6, "number of kills")
+	flag.StringVar(&o.roles, "roles", "leader,owner,follower", "the victims' roles, in turn: leader (of the partition's JetStream stream), owner (lease holder), follower")
+	flag.DurationVar(&o.startDelay, "start-delay", 0, "wait this long before the first kill")
 	flag.DurationVar(&o.down, "down", 3*time.Second, "how long a killed node stays down")
 	flag.DurationVar(&o.settle, "settle", 4*time.Second, "pause after a node is back, before the next kill")
 	flag.DurationVar(&o.deadline, "deadline", 4*time.Minute, "give up after this long")
@@ -65,8 +69,9 @@ func run(o opts) (int, error) {
 	k := cluster.PartitionOf(o.bucket, o.partitions)
 	stream := fmt.Sprintf("DSD%dP0", k)
 	end := time.Now().Add(o.deadline)
-	roles := []string{"leader", "owner", "follower"}
+	roles := strings.Split(o.roles, ",")
 	kills := 0
+	time.Sleep(o.startDelay)
 	for kills < o.kills {
 		if time.Now().After(end) {
 			return kills, fmt.Errorf("deadline passed after %d of %d kills", kills, o.kills)
