@@ -18,5 +18,5 @@ stop-cluster:
 	tools/cluster/cluster.sh stop
 
 ## cluster-check: the cluster's conformance and fault run; one tally line.
-cluster-check: build
-	BIN=$(BIN) PEER_DIR=$(PEER_DIR) tools/cluster/check.sh
+cluster-check: peers-install
+	PEER_DIR=$(PEER_DIR) tools/cluster/check.sh

@@ -8,11 +8,10 @@
 # acknowledged append (each readable at its offset with its bytes), offsets, and producer
 # dedup (producer appends retried across the failover are acknowledged once).
 # Prints one tally line "N passed, N failed"; exit 1 if anything failed.
-# Env: BIN (bin), PEER_DIR (.peers), KILLS (6), PARTITIONS (6), KEEP_DATA=1,
+# Env: PEER_DIR (.peers), KILLS (6), PARTITIONS (6), KEEP_DATA=1,
 #      CHECKS ("conformance fault": which parts run).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-BIN="${BIN:-$ROOT/bin}"
 PEER_DIR="${PEER_DIR:-$ROOT/.peers}"
 KILLS="${KILLS:-6}"
 export PARTITIONS="${PARTITIONS:-6}"
@@ -37,9 +36,9 @@ step() { # step NAME COMMAND...: run, count, keep the log
   fi
 }
 
-(cd "$ROOT" && go build -o "$DSD_BIN" ./cmd/dsd && go build -o "$WORK/rrproxy" ./tools/cluster/rrproxy &&
-  go build -o "$WORK/nemesis" ./tools/cluster/nemesis) || { echo "0 passed, 1 failed"; exit 1; }
-[ -x "$BIN/dsconform" ] && [ -x "$BIN/dslincheck" ] || { echo "cluster-check: run make build first" >&2; exit 2; }
+(cd "$ROOT" && go build -o "$WORK/" ./cmd/dsd ./cmd/dsconform ./cmd/dslincheck ./tools/cluster/rrproxy \
+  ./tools/cluster/nemesis) || { echo "0 passed, 1 failed"; exit 1; }
+BIN="$WORK"
 
 t0=$SECONDS
 # shellcheck source=tools/cluster/lib.sh
@@ -74,11 +73,12 @@ fault_run() {
   "$WORK/nemesis" --nats "$NATS" --bucket default --partitions "$PARTITIONS" --kills "$KILLS" \
     --cluster "$ROOT/tools/cluster/cluster.sh" --deadline 4m &
   local nem=$! runs=0 bad=0
-  while kill -0 "$nem" 2>/dev/null; do
+  while kill -0 "$nem" 2>/dev/null && [ "$bad" -lt 3 ]; do
     runs=$((runs + 1))
     "$BIN/dslincheck" --base-url "$RR" --surface flat --clients 8 --ops 400 --streams 4 \
       --timeout 25s --live-timeout 60s --live-retry 250ms --check-timeout 2m --report-dir "$WORK/reports/fault-$runs" || bad=$((bad + 1))
   done
+  kill "$nem" 2>/dev/null # after 3 failed runs: no point in going on
   wait "$nem"; local nrc=$?
   echo "fault run: $runs dslincheck runs, $bad failed; nemesis exit $nrc"
   [ "$bad" = 0 ] && [ "$nrc" = 0 ]
