@@ -273,7 +273,7 @@ func (c *HTTPClient) followLongPoll(ctx context.Context, t *Transcript) {
 			body, err = io.ReadAll(resp.Body)
 			resp.Body.Close()
 		}
-		if c.retryLive(ctx, resp, err) {
+		if c.retryLive(ctx, resp, err, len(t.Events) == 0) {
 			continue
 		}
 		if err != nil {
@@ -304,13 +304,20 @@ func (c *HTTPClient) followLongPoll(ctx context.Context, t *Transcript) {
 }
 
 // retryLive reports whether a live request that failed with err or answered resp should
-// be sent again (LiveRetry; not once ctx ended), after waiting LiveRetry.
-func (c *HTTPClient) retryLive(ctx context.Context, resp *http.Response, err error) bool {
+// be sent again (LiveRetry; not once ctx ended), after waiting LiveRetry. Before its
+// first event (fresh) a reader also retries 404: the stream's create may have had an
+// unknown outcome and be retried by a writer later.
+func (c *HTTPClient) retryLive(ctx context.Context, resp *http.Response, err error, fresh bool) bool {
 	if c.LiveRetry <= 0 || ctx.Err() != nil {
 		return false
 	}
-	if err == nil && resp.StatusCode != http.StatusBadGateway && resp.StatusCode != http.StatusServiceUnavailable {
-		return false
+	if err == nil {
+		switch st := resp.StatusCode; {
+		case st == http.StatusBadGateway, st == http.StatusServiceUnavailable:
+		case st == http.StatusNotFound && fresh:
+		default:
+			return false
+		}
 	}
 	select {
 	case <-ctx.Done():

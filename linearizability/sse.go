@@ -131,7 +131,7 @@ func (c *HTTPClient) sseConnection(ctx context.Context, t *Transcript, from, cur
 	if err == nil {
 		defer resp.Body.Close()
 	}
-	if c.retryLive(ctx, resp, err) {
+	if c.retryLive(ctx, resp, err, len(t.Events) == 0) {
 		return "", false // reconnect from *from
 	}
 	if err != nil {
