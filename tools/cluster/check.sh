@@ -4,9 +4,10 @@
 # node 1 and round-robin through all three nodes (tools/cluster/rrproxy), then a fault
 # run: dslincheck through the round-robin proxy while tools/cluster/nemesis SIGKILLs and
 # restarts the JetStream leader of a partition, its owner and a follower (at least
-# KILLS kills). dslincheck checks linearizability, the final contents against every
-# acknowledged append (each readable at its offset with its bytes), offsets, and producer
-# dedup (producer appends retried across the failover are acknowledged once).
+# KILLS kills). dslincheck checks linearizability, the final contents against the
+# linearized writes and the offsets; tools/cluster/dedupcheck, running alongside, resends
+# producer appends of unknown outcome across the failovers and checks that each was
+# applied once and every acknowledged append is readable at its offset with its bytes.
 # Prints one tally line "N passed, N failed"; exit 1 if anything failed.
 # Env: PEER_DIR (.peers), KILLS (6), PARTITIONS (6), KEEP_DATA=1,
 #      CHECKS ("conformance fault": which parts run).
@@ -37,7 +38,7 @@ step() { # step NAME COMMAND...: run, count, keep the log
 }
 
 (cd "$ROOT" && go build -o "$WORK/" ./cmd/dsd ./cmd/dsconform ./cmd/dslincheck ./tools/cluster/rrproxy \
-  ./tools/cluster/nemesis) || { echo "0 passed, 1 failed"; exit 1; }
+  ./tools/cluster/nemesis ./tools/cluster/dedupcheck) || { echo "0 passed, 1 failed"; exit 1; }
 BIN="$WORK"
 
 t0=$SECONDS
@@ -73,6 +74,8 @@ fault_run() {
   "$WORK/nemesis" --nats "$NATS" --bucket default --partitions "$PARTITIONS" --kills "$KILLS" \
     --cluster "$ROOT/tools/cluster/cluster.sh" --deadline 4m &
   local nem=$! runs=0 bad=0
+  "$BIN/dedupcheck" --base-url "$RR" --writers 4 --duration 4m --stop-file "$WORK/nemesis.done" &
+  local dd=$!
   while kill -0 "$nem" 2>/dev/null && [ "$bad" -lt 3 ]; do
     runs=$((runs + 1))
     "$BIN/dslincheck" --base-url "$RR" --surface flat --clients 8 --ops 400 --streams 4 \
@@ -80,10 +83,12 @@ fault_run() {
   done
   kill "$nem" 2>/dev/null # after 3 failed runs: no point in going on
   wait "$nem"; local nrc=$?
-  echo "fault run: $runs dslincheck runs, $bad failed; nemesis exit $nrc"
-  [ "$bad" = 0 ] && [ "$nrc" = 0 ]
+  touch "$WORK/nemesis.done"
+  wait "$dd"; local drc=$?
+  echo "fault run: $runs dslincheck runs, $bad failed; nemesis exit $nrc; dedupcheck exit $drc"
+  [ "$bad" = 0 ] && [ "$nrc" = 0 ] && [ "$drc" = 0 ]
 }
 [[ "$CHECKS" == *fault* ]] && step "fault run (>= $KILLS kills, dslincheck)" fault_run
-grep -h "nemesis: \|fault run:" "$WORK"/fault-run*.log 2>/dev/null | sed 's/^/  /'
+grep -h "nemesis: \|fault run:\|dedupcheck: " "$WORK"/fault-run*.log 2>/dev/null | sed 's/^/  /'
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
