@@ -36,10 +36,12 @@ test: lint unit peer-conformance conformance linearizability cluster-check
 	@echo "make test: all passed"
 
 ## unit: go test over every package (replays fuzz corpora, runs model and engine tests),
-## then the engine, difftest and linearizability tests again on the in-memory backend.
+## then the engine, difftest and linearizability tests again on the in-memory backend, and
+## the engine's tests on JetStream (engine/jsstore on a 3-node in-process cluster).
 unit:
 	$(GO) test $(RACE_FLAG) -timeout $(TIMEOUT) $(EXTRA_TESTFLAGS) ./...
 	DSD_TEST_BACKEND=memory $(GO) test $(RACE_FLAG) -timeout $(TIMEOUT) $(EXTRA_TESTFLAGS) ./engine/ ./difftest/ ./linearizability/
+	DSD_TEST_BACKEND=jetstream $(GO) test $(RACE_FLAG) -timeout $(TIMEOUT) $(EXTRA_TESTFLAGS) ./engine/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \

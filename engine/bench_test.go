@@ -11,15 +11,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsd-project/dsd/engine/jsstore"
 	"github.com/dsd-project/dsd/model"
 )
 
 // Benchmarks of the hot paths (issue 9). Durable ones sync like production; the others
-// use NoSync to measure CPU cost. Run with `make bench`.
+// use NoSync to measure CPU cost. Run with `make bench`; with DSD_TEST_BACKEND=jetstream
+// the engine runs on engine/jsstore (3 in-process nodes, R3, sync always, noSync
+// ignored).
 
 func benchEngine(b *testing.B, noSync bool) *Engine {
 	b.Helper()
-	e, err := Open(b.TempDir(), Options{NoSync: noSync, SweepInterval: time.Hour})
+	var e *Engine
+	var err error
+	if onJetStream() {
+		var st *jsstore.Store
+		if st, err = openJetStream(b.TempDir()); err == nil {
+			e, err = OpenBackend(st, Options{SweepInterval: time.Hour})
+		}
+	} else {
+		e, err = Open(b.TempDir(), Options{NoSync: noSync, SweepInterval: time.Hour})
+	}
 	if err != nil {
 		b.Fatal(err)
 	}

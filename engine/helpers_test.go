@@ -1,11 +1,14 @@
 package engine
 
 import (
+	"context"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/dsd-project/dsd/engine/boltstore"
+	"github.com/dsd-project/dsd/engine/jsstore"
+	"github.com/dsd-project/dsd/engine/jsstore/jstest"
 	"github.com/dsd-project/dsd/engine/memstore"
 	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
@@ -19,18 +22,32 @@ type testEngine struct {
 	t   testing.TB
 	dir string
 	mem *memstore.Store // the memory backend's store; nil on the data file
+	js  *jsstore.Store  // the jetstream backend's store
 	clk *fakeClock
 }
 
 // onMemory reports whether tests run on the memory backend (the variable is the one
-// engine/enginetest reads).
-func onMemory() bool { return os.Getenv("DSD_TEST_BACKEND") == "memory" }
+// engine/enginetest reads); onJetStream on jsstore (a 3-node in-process cluster).
+func onMemory() bool    { return os.Getenv("DSD_TEST_BACKEND") == "memory" }
+func onJetStream() bool { return os.Getenv("DSD_TEST_BACKEND") == "jetstream" }
 
-// fileOnly skips a test about the data file itself on the memory backend.
+// fileOnly skips a test about the data file itself on the other backends.
 func fileOnly(t testing.TB) {
-	if onMemory() {
-		t.Skip("about the data file; DSD_TEST_BACKEND=memory runs on the in-memory store")
+	if onMemory() || onJetStream() {
+		t.Skip("about the data file; DSD_TEST_BACKEND=" + os.Getenv("DSD_TEST_BACKEND") + " runs on another store")
 	}
+}
+
+// openJetStream opens a jsstore for dir on the binary's shared cluster (as
+// enginetest.OpenJetStream, which this package cannot import).
+func openJetStream(dir string) (*jsstore.Store, error) {
+	sh, err := jstest.GetShared()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return jsstore.Open(ctx, sh.Conn, jsstore.Options{Partitions: 2, Prefix: jstest.Prefix(dir), Servers: sh.Servers})
 }
 
 type fakeClock struct{ t time.Time }
@@ -51,14 +68,19 @@ func (te *testEngine) open() {
 	opts := Options{NoSync: true, Clock: te.clk.now, SweepInterval: time.Hour}
 	var e *Engine
 	var err error
-	if onMemory() {
+	switch {
+	case onJetStream():
+		if te.js, err = openJetStream(te.dir); err == nil {
+			e, err = OpenBackend(te.js, opts)
+		}
+	case onMemory():
 		if te.mem == nil {
 			te.mem = memstore.New()
 		} else {
 			te.mem = te.mem.Reopen()
 		}
 		e, err = OpenBackend(te.mem, opts)
-	} else {
+	default:
 		e, err = Open(te.dir, opts)
 	}
 	if err != nil {
@@ -84,7 +106,7 @@ func (te *testEngine) closeAndCheck() {
 		return
 	}
 	_ = te.Engine.Close()
-	if te.mem != nil {
+	if te.mem != nil || te.js != nil {
 		return
 	}
 	st, err := boltstore.Open(te.dir, boltstore.Options{Timeout: time.Second})
@@ -140,6 +162,14 @@ func (te *testEngine) setFault(err error) {
 			f = func(string, *storage.Change) error { return err }
 		}
 		te.mem.SetFault(f)
+		return
+	}
+	if te.js != nil {
+		var f func() error
+		if err != nil {
+			f = func() error { return err }
+		}
+		te.js.SetFault(f)
 		return
 	}
 	var f func() error

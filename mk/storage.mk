@@ -2,8 +2,13 @@
 #   make full-disk   the real full-disk test: an 8 MiB tmpfs filled to the last byte, then
 #                    freed; writes must resume within 5 s, nothing acknowledged lost (D4).
 #                    Root only (it mounts the tmpfs).
+#   make jetstream-backend  the engine, difftest and linearizability tests on engine/jsstore
+#                    (a 3-node in-process JetStream cluster, sync always), about 80 s.
 
-.PHONY: full-disk
+.PHONY: full-disk jetstream-backend
+
+jetstream-backend:
+	DSD_TEST_BACKEND=jetstream $(GO) test -count=1 -timeout $(TIMEOUT) ./engine/ ./difftest/ ./linearizability/
 
 full-disk:
 	DSD_FULL_DISK_TEST=1 $(GO) test -count=1 -run '^TestFullDiskRecovers$$' -v ./engine/

@@ -1,14 +1,20 @@
 // Package enginetest opens engines for tests on the backend named by $DSD_TEST_BACKEND:
-// "file" (default: engine/boltstore, the data file) or "memory" (engine/memstore), so
-// that the engine's, difftest's and the linearizability checker's tests run on both.
+// "file" (default: engine/boltstore, the data file), "memory" (engine/memstore) or
+// "jetstream" (engine/jsstore on a 3-node in-process cluster shared by the test binary,
+// jstest.GetShared), so that the engine's, difftest's and the linearizability checker's
+// tests run on each.
 package enginetest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/engine/jsstore"
+	"github.com/dsd-project/dsd/engine/jsstore/jstest"
 	"github.com/dsd-project/dsd/engine/memstore"
 )
 
@@ -46,7 +52,25 @@ func Open(dir string, opts engine.Options) (*engine.Engine, error) {
 		stores[dir] = st
 		mu.Unlock()
 		return engine.OpenBackend(st, opts)
+	case "jetstream":
+		st, err := OpenJetStream(dir)
+		if err != nil {
+			return nil, err
+		}
+		return engine.OpenBackend(st, opts)
 	default:
-		return nil, fmt.Errorf("enginetest: %s=%q: want file or memory", Env, b)
+		return nil, fmt.Errorf("enginetest: %s=%q: want file, memory or jetstream", Env, b)
 	}
+}
+
+// OpenJetStream opens a jsstore (2 partitions, R3) for dir on the shared test cluster;
+// opening the same dir again is a restart.
+func OpenJetStream(dir string) (*jsstore.Store, error) {
+	sh, err := jstest.GetShared()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return jsstore.Open(ctx, sh.Conn, jsstore.Options{Partitions: 2, Prefix: jstest.Prefix(dir), Servers: sh.Servers})
 }

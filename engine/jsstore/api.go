@@ -2,6 +2,8 @@ package jsstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -36,9 +38,13 @@ type Options struct {
 	// a random nonce, so ids never repeat across restarts.
 	NodeID string
 	// SIDFloor is the least value LastSID reports. The engine hands out ids from
-	// LastSID+1; a cluster gives each node its own range so that ids stay unique when
-	// partitions move (a collision is caught anyway: a create expects an empty log).
+	// LastSID+1.
 	SIDFloor uint64
+	// RandomSIDs makes LastSID report at least a random base in [2^40, 2^62) drawn at
+	// Open, so that engines on several nodes hand out ids that stay unique when
+	// partitions move (a cluster sets it; design §4.2 "random 64-bit id"). A collision
+	// with an id of an open partition fails the create with storage.ErrConflict.
+	RandomSIDs bool
 
 	// Servers are the embedded servers whose sync setting Open checks; SysConn a
 	// connection in the system account, used to ask every server of an external
@@ -63,6 +69,13 @@ type Options struct {
 	// IndexBytes is the spacing of the offset index (default 1 MiB): a read starts at
 	// most this many bytes of frames before its offset.
 	IndexBytes uint64
+	// OrphanAge is how old an unbound incarnation (a create whose name binding never
+	// committed) must be before OpenPartition deletes it (default 2 min: older than any
+	// create another owner may still be resolving).
+	OrphanAge time.Duration
+	// FrameCacheBytes bounds the decoded frames a store keeps for reads (default 16 MiB;
+	// a cluster opening one store per partition multiplies it).
+	FrameCacheBytes int
 	// OnConflict, when set, is called (outside every lock) with the partition of each
 	// commit that lost its compare-and-set: another writer owns the partition.
 	OnConflict func(partition int)
@@ -77,6 +90,11 @@ func (o *Options) defaults() {
 	}
 	if o.Prefix == "" {
 		o.Prefix = "DS"
+	}
+	if o.RandomSIDs {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		o.SIDFloor = max(o.SIDFloor, 1<<40+binary.BigEndian.Uint64(b[:])%(1<<62-1<<40))
 	}
 	if o.NodeID == "" {
 		o.NodeID = randomHex(4)
@@ -96,6 +114,12 @@ func (o *Options) defaults() {
 	if o.ChunkBytes <= 0 {
 		o.ChunkBytes = 1<<20 - 8<<10
 	}
+	if o.OrphanAge == 0 {
+		o.OrphanAge = 2 * time.Minute
+	}
+	if o.FrameCacheBytes <= 0 {
+		o.FrameCacheBytes = 16 << 20
+	}
 	if o.IndexBytes == 0 {
 		o.IndexBytes = 1 << 20
 	}
@@ -103,7 +127,8 @@ func (o *Options) defaults() {
 
 // Errors of a Store besides JetStream's own.
 var (
-	// ErrNotOwned: the call concerns a partition this store has not opened.
+	// ErrNotOwned: the call concerns a partition this store has not opened. A commit's
+	// ErrNotOwned also wraps storage.ErrConflict (another node owns the stream).
 	ErrNotOwned = errors.New("jsstore: partition not open on this node")
 	// ErrClosed: the store is closed.
 	ErrClosed = errors.New("jsstore: closed")
@@ -127,8 +152,14 @@ type Store struct {
 	sidPart  map[uint64]int
 	closed   bool
 	counter  atomic.Uint64 // Msg-Id counter
+	resends  atomic.Uint64
+	inFlight atomic.Uint64
+	conflict atomic.Uint64
 	fault    func() error
 	dropAck  func(subject string, attempt int) bool // tests: lose the reply of an attempt
+	noDirect bool                                   // tests: direct gets answer nothing
+	noNames  bool                                   // tests: name bindings fail unpublished
+	decoded  atomic.Uint64                          // frames decoded from JetStream (tests)
 	frames   *frameCache
 	streams  map[int]jetstream.Stream // partition streams' handles (set by Open)
 }
@@ -149,7 +180,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{nc: nc, js: js, opts: opts, root: strings.ToLower(opts.Prefix), nonce: randomHex(4),
-		parts: map[int]*partition{}, sidPart: map[uint64]int{}, frames: newFrameCache(64 << 20),
+		parts: map[int]*partition{}, sidPart: map[uint64]int{}, frames: newFrameCache(opts.FrameCacheBytes),
 		streams: map[int]jetstream.Stream{}}
 	for k := 0; k < opts.Partitions; k++ {
 		if err := s.ensureStream(ctx, k); err != nil {
@@ -202,8 +233,8 @@ func (s *Store) OpenPartition(ctx context.Context, k int) error {
 		return fmt.Errorf("jsstore: load partition %d: %w", k, err)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return ErrClosed
 	}
 	s.dropLocked(k)
@@ -211,6 +242,9 @@ func (s *Store) OpenPartition(ctx context.Context, k int) error {
 	for sid := range p.incs {
 		s.sidPart[sid] = k
 	}
+	orphans := p.orphans(time.Now().Add(-s.opts.OrphanAge).UnixMilli())
+	s.mu.Unlock()
+	s.commitLocked(orphans) // best effort: failures leave them for the next open
 	return nil
 }
 
@@ -274,6 +308,21 @@ func (s *Store) Fences() []Fence {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Partition < out[j].Partition })
 	return out
+}
+
+// Stats counts publish outcomes since Open.
+type Stats struct {
+	// Resends of an in-doubt publish (timeout, lost connection, no leader).
+	Resends uint64
+	// InFlight rejections (10164) resent at once.
+	InFlight uint64
+	// Conflicts: publishes that lost their compare-and-set to another writer.
+	Conflicts uint64
+}
+
+// Stats returns the publish counters.
+func (s *Store) Stats() Stats {
+	return Stats{Resends: s.resends.Load(), InFlight: s.inFlight.Load(), Conflicts: s.conflict.Load()}
 }
 
 // Leader returns the name of the server leading partition k's stream ("" if none).

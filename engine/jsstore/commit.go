@@ -1,7 +1,6 @@
 package jsstore
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,15 +9,26 @@ import (
 )
 
 // plan is a group laid out as publications: one frame per incarnation (phase 1), then
-// name bindings and bucket records (phase 2).
+// the further metas of the changes that succeeded (phase 1b), then name bindings and
+// bucket records (phase 2).
 type plan struct {
 	frames  []*framePlan
+	also    []alsoPart       // metas of further incarnations: published after the frames
+	metaBy  map[uint64][]int // the changes whose own part sets a sid's meta
 	bySID   map[uint64]*framePlan
 	names   []*namePlan
 	byName  map[string]*namePlan
 	buckets []*bucketPlan
 	byID    map[string]*bucketPlan
 	created map[uint64]int // partition of each sid the group binds
+}
+
+// alsoPart is a change's meta of a further incarnation (a fork source's reference
+// count). It is published only once the change's own frames are acknowledged, so a
+// failure leaves a count too high (the source kept), never too low.
+type alsoPart struct {
+	change int
+	meta   *storage.Meta
 }
 
 type framePlan struct {
@@ -31,44 +41,21 @@ type framePlan struct {
 	err     error
 }
 
-type namePlan struct {
-	k    int
-	name string
-	ops  []nameOp
-	sid  uint64 // the binding to write, once decided
-	seq  uint64
-	err  error
-	skip bool
-}
-
-type nameOp struct {
-	change int
-	bind   bool
-	sid    uint64
-}
-
-type bucketPlan struct {
-	k    int
-	id   string
-	ops  []bucketOp
-	rec  *storage.BucketRecord
-	seq  uint64
-	err  error
-	skip bool
-}
-
-type bucketOp struct {
-	change int
-	rec    *storage.BucketRecord
-}
-
 // Commit publishes the group (see the package doc) and reports per change: nil once
 // every publication it needs is acknowledged (fsynced on a quorum), storage.ErrConflict,
 // storage.ErrUnknown, ErrNotOwned, or a store failure.
 func (s *Store) Commit(group []storage.Change) []error {
-	errs := make([]error, len(group))
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
+	return s.commitLocked(group)
+}
+
+// commitLocked is Commit with commitMu held.
+func (s *Store) commitLocked(group []storage.Change) []error {
+	errs := make([]error, len(group))
+	if len(group) == 0 {
+		return errs
+	}
 	s.mu.RLock()
 	closed, fault := s.closed, s.fault
 	s.mu.RUnlock()
@@ -81,10 +68,10 @@ func (s *Store) Commit(group []storage.Change) []error {
 		}
 	}
 	pl := s.plan(group, errs)
-	s.run(len(pl.frames), func(i int) { s.publishFrame(pl.frames[i]) })
-	for _, f := range pl.frames {
-		failChanges(errs, f.changes, f.err)
-	}
+	s.publishFrames(pl.frames, errs)
+	also := s.alsoFrames(pl, errs)
+	s.publishFrames(also, errs)
+	pl.frames = append(pl.frames, also...)
 	s.decidePhase2(pl, errs)
 	s.run(len(pl.names)+len(pl.buckets), func(i int) {
 		if i < len(pl.names) {
@@ -103,9 +90,44 @@ func (s *Store) Commit(group []storage.Change) []error {
 			failChanges(errs, []int{op.change}, b.err)
 		}
 	}
-	s.applyPlan(pl)
+	s.applyNames(pl)
 	s.afterCommit(pl)
 	return errs
+}
+
+// publishFrames publishes frames concurrently, fails their changes on error and folds
+// the acknowledged ones in.
+func (s *Store) publishFrames(frames []*framePlan, errs []error) {
+	s.run(len(frames), func(i int) { s.publishFrame(frames[i]) })
+	for _, f := range frames {
+		failChanges(errs, f.changes, f.err)
+	}
+	s.applyFrames(frames)
+}
+
+// alsoFrames lays out the further metas of the changes that have not failed, one frame
+// per incarnation. A meta that a later change of the group set again (and committed)
+// already holds this one's effect, and is not written over by it.
+func (s *Store) alsoFrames(pl *plan, errs []error) []*framePlan {
+	by := map[uint64]*framePlan{}
+	var out []*framePlan
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, a := range pl.also {
+		if errs[a.change] != nil || supersededMeta(pl.metaBy[a.meta.ID], a.change, errs) {
+			continue
+		}
+		f := by[a.meta.ID]
+		if f == nil {
+			k, _ := pl.partOf(s, a.meta.ID)
+			f = &framePlan{k: k, sid: a.meta.ID}
+			by[a.meta.ID] = f
+			out = append(out, f)
+		}
+		f.h.Parts = append(f.h.Parts, part{Meta: a.meta, At: len(f.data)})
+		f.note(a.change)
+	}
+	return out
 }
 
 func fill(errs []error, err error) []error {
@@ -144,15 +166,21 @@ func (s *Store) run(n int, fn func(i int)) {
 // plan lays the group out; a change touching a partition that is not open fails with
 // ErrNotOwned before anything is published.
 func (s *Store) plan(group []storage.Change, errs []error) *plan {
-	pl := &plan{bySID: map[uint64]*framePlan{}, byName: map[string]*namePlan{},
+	pl := &plan{bySID: map[uint64]*framePlan{}, byName: map[string]*namePlan{}, metaBy: map[uint64][]int{},
 		byID: map[string]*bucketPlan{}, created: map[uint64]int{}}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for i := range group {
 		c := &group[i]
 		if err := s.resolve(pl, c); err != nil {
+			if errors.Is(err, ErrNotOwned) {
+				err = fmt.Errorf("%w: %w", storage.ErrConflict, err)
+			}
 			errs[i] = err
 			continue
+		}
+		if c.Meta != nil {
+			pl.metaBy[c.SID] = append(pl.metaBy[c.SID], i)
 		}
 		if c.SID != 0 && ownParts(c) {
 			f := pl.frame(s, c.SID)
@@ -160,9 +188,7 @@ func (s *Store) plan(group []storage.Change, errs []error) *plan {
 			f.note(i)
 		}
 		for _, m := range c.Also {
-			f := pl.frame(s, m.ID)
-			f.h.Parts = append(f.h.Parts, part{Meta: m, At: len(f.data)})
-			f.note(i)
+			pl.also = append(pl.also, alsoPart{change: i, meta: m})
 		}
 		for _, u := range c.Unbind {
 			f := pl.frame(s, u.SID)
@@ -192,7 +218,7 @@ func (s *Store) resolve(pl *plan, c *storage.Change) error {
 		if p == nil {
 			return ErrNotOwned
 		}
-		if _, taken := p.incs[b.SID]; taken {
+		if _, taken := s.sidPart[b.SID]; taken {
 			return fmt.Errorf("%w: stream id %d is taken in partition %d", storage.ErrConflict, b.SID, k)
 		}
 		pl.created[b.SID] = k
@@ -251,28 +277,13 @@ func (f *framePlan) note(i int) {
 	}
 }
 
-func (pl *plan) name(s *Store, name string) *namePlan {
-	if n := pl.byName[name]; n != nil {
-		return n
+func supersededMeta(writers []int, change int, errs []error) bool {
+	for _, j := range writers {
+		if j > change && errs[j] == nil {
+			return true
+		}
 	}
-	k := PartitionOf(name, s.opts.Partitions)
-	cur := s.parts[k].names[name]
-	n := &namePlan{k: k, name: name, sid: cur.SID, seq: cur.Seq}
-	pl.byName[name] = n
-	pl.names = append(pl.names, n)
-	return n
-}
-
-func (pl *plan) bucket(s *Store, id string) *bucketPlan {
-	if b := pl.byID[id]; b != nil {
-		return b
-	}
-	k := PartitionOfBucket(id, s.opts.Partitions)
-	cur := s.parts[k].buckets[id]
-	b := &bucketPlan{k: k, id: id, rec: cur.Rec, seq: cur.Seq}
-	pl.byID[id] = b
-	pl.buckets = append(pl.buckets, b)
-	return b
+	return false
 }
 
 // publishFrame publishes f's chunks (when it is too large for one message) and then the
@@ -301,72 +312,11 @@ func (s *Store) publishFrame(f *framePlan) {
 	f.seq, f.err = s.publish(pub{k: f.k, subj: subj, data: body, cas: true, expect: expect})
 }
 
-// decidePhase2 folds the name and bucket operations of the changes that succeeded so far
-// into the binding and record to write; unchanged ones are skipped.
-func (s *Store) decidePhase2(pl *plan, errs []error) {
-	for _, n := range pl.names {
-		sid := n.sid
-		kept := n.ops[:0]
-		for _, op := range n.ops {
-			if errs[op.change] != nil {
-				continue
-			}
-			kept = append(kept, op)
-			switch {
-			case op.bind:
-				sid = op.sid
-			case sid == op.sid:
-				sid = 0
-			}
-		}
-		n.ops = kept
-		n.skip = sid == n.sid
-		n.sid = sid
-	}
-	for _, b := range pl.buckets {
-		kept := b.ops[:0]
-		rec, changed := b.rec, false
-		for _, op := range b.ops {
-			if errs[op.change] == nil {
-				kept = append(kept, op)
-				rec, changed = op.rec, true
-			}
-		}
-		b.ops, b.rec, b.skip = kept, rec, !changed
-	}
-}
-
-type nameMsg struct {
-	Name string `json:"name"`
-	SID  uint64 `json:"sid"`
-}
-
-type bucketMsg struct {
-	ID  string                `json:"id"`
-	Rec *storage.BucketRecord `json:"rec"`
-}
-
-func (s *Store) publishName(n *namePlan) {
-	if n.skip {
-		return
-	}
-	data, _ := json.Marshal(nameMsg{Name: n.name, SID: n.sid})
-	n.seq, n.err = s.publish(pub{k: n.k, subj: s.nameSubj(n.k, n.name), data: data, cas: true, expect: n.seq, rollup: true})
-}
-
-func (s *Store) publishBucket(b *bucketPlan) {
-	if b.skip {
-		return
-	}
-	data, _ := json.Marshal(bucketMsg{ID: b.id, Rec: b.rec})
-	b.seq, b.err = s.publish(pub{k: b.k, subj: s.bucketSubj(b.k, b.id), data: data, cas: true, expect: b.seq, rollup: true})
-}
-
-// applyPlan folds what was acknowledged into the open partitions.
-func (s *Store) applyPlan(pl *plan) {
+// applyFrames folds the acknowledged frames into the open partitions.
+func (s *Store) applyFrames(frames []*framePlan) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, f := range pl.frames {
+	for _, f := range frames {
 		p := s.parts[f.k]
 		if f.err != nil || p == nil {
 			continue
@@ -382,30 +332,24 @@ func (s *Store) applyPlan(pl *plan) {
 		in.apply(fr, s.opts.IndexBytes)
 		s.frames.put(f.k, fr)
 	}
-	for _, n := range pl.names {
-		if p := s.parts[n.k]; p != nil && n.err == nil && !n.skip {
-			p.names[n.name] = binding{SID: n.sid, Seq: n.seq}
-		}
-	}
-	for _, b := range pl.buckets {
-		if p := s.parts[b.k]; p != nil && b.err == nil && !b.skip {
-			p.buckets[b.id] = bucketEntry{Rec: b.rec, Seq: b.seq}
-		}
-	}
 }
 
 // afterCommit reloads what lost its compare-and-set or stayed in doubt, tells
 // OnConflict, and rewrites the checkpoints that are due.
 func (s *Store) afterCommit(pl *plan) {
 	conflicted := map[int]bool{}
+	var done []*framePlan
+	seen := map[uint64]bool{}
 	for _, f := range pl.frames {
 		if storage.PerStream(f.err) {
 			s.reloadInc(f.k, f.sid)
 			conflicted[f.k] = conflicted[f.k] || errors.Is(f.err, storage.ErrConflict)
-		} else if f.err == nil {
-			s.maybeCheckpoint(f.k, f.sid)
+		} else if f.err == nil && !seen[f.sid] {
+			seen[f.sid] = true
+			done = append(done, f)
 		}
 	}
+	s.run(len(done), func(i int) { s.maybeCheckpoint(done[i].k, done[i].sid) })
 	for _, n := range pl.names {
 		if storage.PerStream(n.err) {
 			s.reloadName(n.k, n.name)

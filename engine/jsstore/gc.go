@@ -1,6 +1,7 @@
 package jsstore
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -8,47 +9,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// maybeCheckpoint rewrites sid's checkpoint when enough log has grown since the last.
-func (s *Store) maybeCheckpoint(k int, sid uint64) {
-	s.mu.RLock()
-	_, in := s.lookup(sid)
-	due := in != nil && (in.sinceFrames >= s.opts.CheckpointFrames || in.sinceBytes >= s.opts.CheckpointBytes)
-	s.mu.RUnlock()
-	if due {
-		_ = s.writeCheckpoint(k, sid) // derived: a failed one is retried at the next commit
-	}
-}
-
-// writeCheckpoint publishes the fold of sid's log up to its last frame on the
-// checkpoint subject, rolling up the previous one. commitMu is held.
-func (s *Store) writeCheckpoint(k int, sid uint64) error {
-	s.mu.RLock()
-	_, in := s.lookup(sid)
-	if in == nil {
-		s.mu.RUnlock()
-		return nil
-	}
-	data, err := json.Marshal(in)
-	s.mu.RUnlock()
-	if err != nil {
-		return err
-	}
-	if len(data) > s.opts.ChunkBytes {
-		return fmt.Errorf("jsstore: checkpoint of stream id %d is %d bytes, above %d", sid, len(data), s.opts.ChunkBytes)
-	}
-	if _, err := s.publish(pub{k: k, subj: s.logSubj(k, sid) + ".m", data: data, rollup: true}); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	in.sinceFrames, in.sinceBytes = 0, 0
-	s.mu.Unlock()
-	return nil
-}
-
 // Trash returns up to limit deleted incarnations of the open partitions whose storage
 // is still to free, by id.
 func (s *Store) Trash(limit int) ([]uint64, error) {
-	return s.select_(limit, func(in *inc) bool { return in.Deleted && in.Created && in.Stage < 3 }), nil
+	return s.select_(limit, func(in *inc) bool { return in.Deleted }), nil
 }
 
 // Trims returns the incarnations marked for trimming, by id.
@@ -74,20 +38,24 @@ func (s *Store) select_(limit int, keep func(*inc) bool) []uint64 {
 	return out
 }
 
-// Collect frees a deleted incarnation in three steps, one purge each (a purge is one
-// raft operation whatever its size, so limit does not split them further): its staged
-// chunks; its log up to the delete frame, kept as a tombstone; its checkpoint.
+// Collect frees a deleted incarnation in three steps, one or two purges each (a purge is
+// one raft operation whatever its size, so limit does not split them further): its
+// staged chunks; its log (after raising the partition's high-water mark of ids to sid,
+// so that LastSID never goes back); its checkpoint and, when still unbound, its name's
+// subject. Nothing of it is left in JetStream then.
 func (s *Store) Collect(sid uint64, limit int) (bool, error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	s.mu.RLock()
 	k, in := s.lookup(sid)
-	stage := 0
+	var stage int
+	var name binding
+	var hwm uint64
 	if in != nil {
-		stage = in.Stage
+		stage, name, hwm = in.Stage, s.parts[k].names[in.Name], s.parts[k].hwm
 	}
 	s.mu.RUnlock()
-	if in == nil || !in.Deleted || stage >= 3 {
+	if in == nil || !in.Deleted {
 		return true, nil
 	}
 	ctx, cancel := s.readCtx()
@@ -96,28 +64,48 @@ func (s *Store) Collect(sid uint64, limit int) (bool, error) {
 	var err error
 	switch stage {
 	case 0:
-		err = s.streams[k].Purge(ctx, jetstream.WithPurgeSubject(subj+".c"))
+		err = s.purge(ctx, k, subj+".c")
 	case 1:
-		err = s.streams[k].Purge(ctx, jetstream.WithPurgeSubject(subj), jetstream.WithPurgeKeep(1))
-	case 2:
-		err = s.streams[k].Purge(ctx, jetstream.WithPurgeSubject(subj+".m"))
+		if sid > hwm {
+			data, _ := json.Marshal(binding{SID: sid})
+			if _, err = s.publish(pub{k: k, subj: s.hwmSubj(k), data: data, rollup: true}); err != nil {
+				return false, err
+			}
+		}
+		err = s.purge(ctx, k, subj)
+	default:
+		err = s.purge(ctx, k, subj+".m")
+		if err == nil && name.SID == 0 && name.Seq != 0 {
+			err = s.purge(ctx, k, s.nameSubj(k, in.Name))
+		}
 	}
 	if err != nil {
 		return false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if stage < 2 {
-		in.Stage = stage + 1
-		return false, nil
+	p := s.parts[k]
+	switch {
+	case p == nil:
+	case stage == 1:
+		p.hwm = max(p.hwm, sid)
+	case stage >= 2:
+		delete(p.incs, sid)
+		delete(s.sidPart, sid)
+		if name.SID == 0 && p.names[in.Name] == name {
+			delete(p.names, in.Name)
+		}
+		return true, nil
 	}
-	tomb := newInc(sid)
-	tomb.Seq, tomb.Deleted, tomb.Stage = in.Seq, true, 3
-	if p := s.parts[k]; p != nil {
-		p.incs[sid] = tomb
-	}
-	return true, nil
+	in.Stage = stage + 1
+	return false, nil
 }
+
+func (s *Store) purge(ctx context.Context, k int, subj string) error {
+	return s.streams[k].Purge(ctx, jetstream.WithPurgeSubject(subj))
+}
+
+func (s *Store) hwmSubj(k int) string { return fmt.Sprintf("%s.%d.h", s.root, k) }
 
 // Trim frees sid's frames below its retention boundary (not while forks reference it):
 // a checkpoint first takes over their state, then one purge removes every frame before

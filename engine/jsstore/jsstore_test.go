@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -68,5 +69,22 @@ func TestJetStream(t *testing.T) {
 	t.Run("LargeFrames", func(t *testing.T) { testLargeFrames(t, e) })
 	t.Run("CheckpointedReload", func(t *testing.T) { testCheckpoints(t, e) })
 	t.Run("ConflictFences", func(t *testing.T) { testConflict(t, e) })
-	t.Run("LeaderKill", func(t *testing.T) { testLeaderKill(t, e) })
+	t.Run("ForkReferences", func(t *testing.T) { testForkReferences(t, e) })
+	t.Run("RacingWriters", func(t *testing.T) { testRacingWriters(t, e) })
+	t.Run("Purges", func(t *testing.T) { testPurges(t, e) })
+	t.Run("PartitionHandover", func(t *testing.T) { testPartitionHandover(t, e) })
+	t.Run("Orphans", func(t *testing.T) { testOrphans(t, e) })
+	t.Run("OffsetIndex", func(t *testing.T) { testOffsetIndex(t, e) })
+}
+
+func TestMain(m *testing.M) {
+	jstest.RunNodeIfChild()
+	os.Exit(m.Run())
+}
+
+func jstestStart(b *testing.B) *jstest.Cluster { return jstest.Start(b, 3, false) }
+
+func openBench(b *testing.B, nc *nats.Conn, c *jstest.Cluster) *Store {
+	e := &env{c: c, nc: nc}
+	return e.open(b, e.opts())
 }

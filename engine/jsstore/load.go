@@ -14,7 +14,8 @@ import (
 )
 
 // loadPartition folds partition k from JetStream: every name binding and bucket record
-// (one rolled-up message each) and every incarnation (checkpoint, then the log after it).
+// (one rolled-up message each) and every incarnation (checkpoint, then the log after it;
+// up to 64 at once).
 func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 	st := s.streams[k]
 	info, err := st.Info(ctx, jetstream.WithSubjectFilter(fmt.Sprintf("%s.%d.>", s.root, k)))
@@ -23,84 +24,89 @@ func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 	}
 	p := newPartition(k)
 	base := fmt.Sprintf("%s.%d.", s.root, k)
+	var sids []uint64
+	aux := map[string]bool{} // incarnations with a checkpoint or chunks
 	for subj := range info.State.Subjects {
 		toks := strings.Split(strings.TrimPrefix(subj, base), ".")
 		switch {
 		case len(toks) == 1 && len(toks[0]) == 16:
-			sid, err := strconv.ParseUint(toks[0], 16, 64)
-			if err != nil {
-				continue
+			if sid, err := strconv.ParseUint(toks[0], 16, 64); err == nil {
+				sids = append(sids, sid)
 			}
-			in, err := s.loadInc(ctx, k, sid)
-			if err != nil {
-				return nil, fmt.Errorf("stream id %d: %w", sid, err)
+		case len(toks) == 2 && len(toks[0]) == 16 && (toks[1] == "m" || toks[1] == "c"):
+			aux[base+toks[0]] = true
+		case len(toks) == 1 && toks[0] == "h":
+			var h binding
+			if _, err := s.lastRecord(ctx, k, subj, &h); err != nil {
+				return nil, fmt.Errorf("id high-water mark: %w", err)
 			}
-			p.incs[sid] = in
-			p.lastSID = max(p.lastSID, sid)
+			p.hwm = max(p.hwm, h.SID)
 		case len(toks) == 2 && toks[0] == "n":
-			m, err := st.GetLastMsgForSubject(ctx, subj)
-			if err != nil {
-				return nil, err
-			}
 			var nm nameMsg
-			if err := json.Unmarshal(m.Data, &nm); err != nil {
+			seq, err := s.lastRecord(ctx, k, subj, &nm)
+			if err != nil {
 				return nil, fmt.Errorf("name binding %s: %w", subj, err)
 			}
-			p.names[nm.Name] = binding{SID: nm.SID, Seq: m.Sequence}
+			p.names[nm.Name] = binding{SID: nm.SID, Seq: seq}
 		case len(toks) == 2 && toks[0] == "b":
-			m, err := st.GetLastMsgForSubject(ctx, subj)
-			if err != nil {
-				return nil, err
-			}
 			var bm bucketMsg
-			if err := json.Unmarshal(m.Data, &bm); err != nil {
+			seq, err := s.lastRecord(ctx, k, subj, &bm)
+			if err != nil {
 				return nil, fmt.Errorf("bucket record %s: %w", subj, err)
 			}
-			p.buckets[bm.ID] = bucketEntry{Rec: bm.Rec, Seq: m.Sequence}
+			p.buckets[bm.ID] = bucketEntry{Rec: bm.Rec, Seq: seq}
 		}
+	}
+	incs, errs := make([]*inc, len(sids)), make([]error, len(sids))
+	s.run(len(sids), func(i int) { incs[i], errs[i] = s.loadInc(ctx, k, sids[i]) })
+	for i, sid := range sids {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("stream id %d: %w", sid, errs[i])
+		}
+		p.incs[sid] = incs[i]
+		p.lastSID = max(p.lastSID, sid)
+		delete(aux, s.logSubj(k, sid))
+	}
+	p.lastSID = max(p.lastSID, p.hwm)
+	// What a collection interrupted after it purged a log left: checkpoint, chunks.
+	for log := range aux {
+		_ = s.purge(ctx, k, log+".>")
 	}
 	return p, nil
 }
 
 // loadInc folds incarnation sid of partition k: its checkpoint, if any, then every frame
-// of its log after the checkpoint's sequence.
+// of its log after the checkpoint's sequence up to the last one the leader has.
 func (s *Store) loadInc(ctx context.Context, k int, sid uint64) (*inc, error) {
-	st := s.streams[k]
 	subj := s.logSubj(k, sid)
 	in := newInc(sid)
-	m, err := st.GetLastMsgForSubject(ctx, subj+".m")
+	m, err := s.getMsg(ctx, k, msgGet{LastFor: subj + ".m"})
 	switch {
 	case err == nil:
 		if err := json.Unmarshal(m.Data, in); err != nil {
 			return nil, fmt.Errorf("checkpoint: %w", err)
 		}
 		in.fillMaps()
-	case !errors.Is(err, jetstream.ErrMsgNotFound):
+	case !errors.Is(err, errNotFound):
 		return nil, err
 	}
-	for from := in.Seq + 1; ; {
-		raw, err := st.GetMsg(ctx, from, jetstream.WithGetMsgSubject(subj))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return in, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		f, err := s.decodeFrame(ctx, k, raw.Sequence, raw.Data)
-		if err != nil {
-			return nil, fmt.Errorf("frame %d: %w", raw.Sequence, err)
-		}
-		in.apply(f, s.opts.IndexBytes)
-		from = raw.Sequence + 1
+	last, err := s.getMsg(ctx, k, msgGet{LastFor: subj})
+	if errors.Is(err, errNotFound) {
+		return in, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	err = s.eachFrame(ctx, k, sid, in.Seq+1, last.Seq, func(f *frame) bool {
+		in.apply(f, s.opts.IndexBytes)
+		return true
+	})
+	return in, err
 }
 
 func (in *inc) fillMaps() {
 	if in.Prods == nil {
 		in.Prods = map[string]*storage.ProducerState{}
-	}
-	if in.Rcpts == nil {
-		in.Rcpts = map[string]storage.Receipt{}
 	}
 	if in.Snaps == nil {
 		in.Snaps = map[uint64]bodyRef{}
@@ -112,6 +118,7 @@ func (s *Store) decodeFrame(ctx context.Context, k int, seq uint64, b []byte) (*
 	if f := s.frames.get(k, seq); f != nil {
 		return f, nil
 	}
+	s.decoded.Add(1)
 	h, data, err := decodeHead(b)
 	if err != nil {
 		return nil, err
@@ -119,7 +126,7 @@ func (s *Store) decodeFrame(ctx context.Context, k int, seq uint64, b []byte) (*
 	if len(h.Chunks) > 0 {
 		body := make([]byte, 0, h.Size)
 		for _, cs := range h.Chunks {
-			c, err := s.streams[k].GetMsg(ctx, cs)
+			c, err := s.getMsg(ctx, k, msgGet{Seq: cs})
 			if err != nil {
 				return nil, fmt.Errorf("chunk %d: %w", cs, err)
 			}
@@ -139,23 +146,11 @@ func (s *Store) frameAt(ctx context.Context, k int, seq uint64) (*frame, error) 
 	if f := s.frames.get(k, seq); f != nil {
 		return f, nil
 	}
-	raw, err := s.streams[k].GetMsg(ctx, seq)
+	raw, err := s.getMsg(ctx, k, msgGet{Seq: seq})
 	if err != nil {
 		return nil, err
 	}
 	return s.decodeFrame(ctx, k, seq, raw.Data)
-}
-
-// nextFrame returns the first frame of sid's log at or after seq, nil when none.
-func (s *Store) nextFrame(ctx context.Context, k int, sid, seq uint64) (*frame, error) {
-	raw, err := s.streams[k].GetMsg(ctx, seq, jetstream.WithGetMsgSubject(s.logSubj(k, sid)))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return s.decodeFrame(ctx, k, raw.Sequence, raw.Data)
 }
 
 // reloadInc replaces sid's state with a fresh fold of its log (after a conflict or an
@@ -181,42 +176,43 @@ func (s *Store) reloadInc(k int, sid uint64) {
 	}
 }
 
+// reloadName re-reads a name's binding from the leader after a failed publish.
 func (s *Store) reloadName(k int, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ResolveTimeout)
+	ctx, cancel := s.readCtx()
 	defer cancel()
-	m, err := s.streams[k].GetLastMsgForSubject(ctx, s.nameSubj(k, name))
 	var nm nameMsg
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		m, err = &jetstream.RawStreamMsg{}, nil
-	} else if err == nil {
-		err = json.Unmarshal(m.Data, &nm)
-	}
-	if err != nil {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p := s.parts[k]; p != nil {
-		p.names[name] = binding{SID: nm.SID, Seq: m.Sequence}
+	if seq, err := s.lastRecord(ctx, k, s.nameSubj(k, name), &nm); err == nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if p := s.parts[k]; p != nil {
+			p.names[name] = binding{SID: nm.SID, Seq: seq}
+		}
 	}
 }
 
+// reloadBucket re-reads a bucket record from the leader after a failed publish.
 func (s *Store) reloadBucket(k int, id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.ResolveTimeout)
+	ctx, cancel := s.readCtx()
 	defer cancel()
-	m, err := s.streams[k].GetLastMsgForSubject(ctx, s.bucketSubj(k, id))
 	var bm bucketMsg
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		m, err = &jetstream.RawStreamMsg{}, nil
-	} else if err == nil {
-		err = json.Unmarshal(m.Data, &bm)
+	if seq, err := s.lastRecord(ctx, k, s.bucketSubj(k, id), &bm); err == nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if p := s.parts[k]; p != nil {
+			p.buckets[id] = bucketEntry{Rec: bm.Rec, Seq: seq}
+		}
 	}
-	if err != nil {
-		return
+}
+
+// lastRecord decodes the last message of a rolled-up subject into v and returns its seq
+// (0, v untouched, when the subject is empty).
+func (s *Store) lastRecord(ctx context.Context, k int, subj string, v any) (uint64, error) {
+	m, err := s.getMsg(ctx, k, msgGet{LastFor: subj})
+	switch {
+	case errors.Is(err, errNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p := s.parts[k]; p != nil {
-		p.buckets[id] = bucketEntry{Rec: bm.Rec, Seq: m.Sequence}
-	}
+	return m.Seq, json.Unmarshal(m.Data, v)
 }

@@ -88,6 +88,7 @@ func (s *Store) publish(p pub) (uint64, error) {
 			if errors.Is(err, nats.ErrConnectionClosed) {
 				return 0, fmt.Errorf("%w: %s: %v", storage.ErrUnknown, p.subj, err)
 			}
+			s.resends.Add(1)
 			time.Sleep(200 * time.Millisecond) // in doubt: resend the identical message
 			continue
 		}
@@ -100,8 +101,10 @@ func (s *Store) publish(p pub) (uint64, error) {
 		}
 		switch a.Error.ErrCode {
 		case errInFlight:
+			s.inFlight.Add(1)
 			time.Sleep(100 * time.Microsecond) // never proposed: resend now
 		case errClusterNotLead:
+			s.resends.Add(1)
 			time.Sleep(200 * time.Millisecond)
 		case errWrongLastSeq:
 			if !p.cas {
@@ -114,6 +117,7 @@ func (s *Store) publish(p pub) (uint64, error) {
 			case ours:
 				return seq, nil
 			}
+			s.conflict.Add(1)
 			return 0, fmt.Errorf("%w: %s: %s", storage.ErrConflict, p.subj, a.Error.Description)
 		default:
 			return 0, fmt.Errorf("jsstore: publish %s: %s (err_code %d)", p.subj, a.Error.Description, a.Error.ErrCode)
@@ -126,12 +130,12 @@ func (s *Store) publish(p pub) (uint64, error) {
 func (s *Store) committedAs(p pub, id string) (uint64, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.PublishTimeout)
 	defer cancel()
-	m, err := s.streams[p.k].GetMsg(ctx, p.expect+1, jetstream.WithGetMsgSubject(p.subj))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
+	m, err := s.getMsg(ctx, p.k, msgGet{Seq: p.expect + 1, NextFor: p.subj})
+	if errors.Is(err, errNotFound) {
 		return 0, false, nil
 	}
 	if err != nil {
 		return 0, false, err
 	}
-	return m.Sequence, m.Header.Get(jetstream.MsgIDHeader) == id, nil
+	return m.Seq, m.Header.Get(jetstream.MsgIDHeader) == id, nil
 }

@@ -137,14 +137,8 @@ func (s *Store) scan(ctx context.Context, c cursor, e int, visit func(off, rec u
 	if e < 0 || e >= len(c.index) {
 		return nil
 	}
-	for seq := c.index[e].Seq; seq <= c.last; {
-		f, err := s.nextFrame(ctx, c.k, c.sid, seq)
-		if err != nil {
-			return err
-		}
-		if f == nil || f.seq > c.last {
-			return nil
-		}
+	var stop bool
+	return s.eachFrame(ctx, c.k, c.sid, c.index[e].Seq, c.last, func(f *frame) bool {
 		for i := range f.head.Parts {
 			p := &f.head.Parts[i]
 			pos := p.msgStart()
@@ -155,13 +149,13 @@ func (s *Store) scan(ctx context.Context, c cursor, e int, visit func(off, rec u
 					continue
 				}
 				if !visit(m.Off, p.Rec0+uint64(j), p.Records, val) {
-					return nil
+					stop = true
+					return false
 				}
 			}
 		}
-		seq = f.seq + 1
-	}
-	return nil
+		return !stop
+	})
 }
 
 // entryAt returns the last index entry at or before offset off (-1 when none).
@@ -287,16 +281,33 @@ func (s *Store) Producer(sid uint64, id string) (*storage.ProducerState, error) 
 	return &c, nil
 }
 
-// Receipt returns the stored acknowledgement of p's (epoch, seq) on sid.
+// Receipt returns the stored acknowledgement of p's (epoch, seq) on sid. The engine asks
+// only for receipts older than the ones a producer's state keeps, so this rare path scans
+// the log for the frame that stored it instead of keeping every receipt in memory.
 func (s *Store) Receipt(sid uint64, p model.Producer) (storage.Receipt, bool, error) {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	_, in := s.lookup(sid)
-	if in == nil {
-		return storage.Receipt{}, false, nil
+	k, in := s.lookup(sid)
+	var last uint64
+	if in != nil {
+		last = in.Seq
 	}
-	r, ok := in.Rcpts[rcptKey(p.ID, p.Epoch, p.Seq)]
-	return r, ok, nil
+	s.mu.RUnlock()
+	var r storage.Receipt
+	found := false
+	if last == 0 {
+		return r, false, nil
+	}
+	ctx, cancel := s.readCtx()
+	defer cancel()
+	err := s.eachFrame(ctx, k, sid, 1, last, func(f *frame) bool {
+		for _, pt := range f.head.Parts {
+			if pr := pt.Producer; pr != nil && pr.ID == p.ID && pr.State.Epoch == p.Epoch && pr.Receipt != nil && pr.Receipt.Seq == p.Seq {
+				r, found = *pr.Receipt, true
+			}
+		}
+		return !found
+	})
+	return r, found, err
 }
 
 // Names visits the bound names of the open partitions starting with prefix, from seek,

@@ -3,7 +3,6 @@ package jsstore
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"time"
 
 	"github.com/dsd-project/dsd/engine/storage"
@@ -16,6 +15,7 @@ type partition struct {
 	names     map[string]binding     // by name
 	buckets   map[string]bucketEntry // records of buckets that live here
 	lastSID   uint64
+	hwm       uint64 // the high-water mark of collected ids (subject r.<k>.h)
 	loadedAt  time.Time
 	conflicts uint64
 }
@@ -37,12 +37,11 @@ type inc struct {
 	Seq     uint64        `json:"seq"` // last frame: the CAS base of the next commit
 	Meta    *storage.Meta `json:"meta,omitempty"`
 	Deleted bool          `json:"del,omitempty"`
-	Created bool          `json:"cr,omitempty"` // its log holds its create frame
+	Name    string        `json:"name,omitempty"` // the name its meta names
 
 	Tail    uint64                            `json:"tail"`
 	RecNext uint64                            `json:"rn"`
-	Prods   map[string]*storage.ProducerState `json:"prods,omitempty"`
-	Rcpts   map[string]storage.Receipt        `json:"rcpts,omitempty"` // by rcptKey
+	Prods   map[string]*storage.ProducerState `json:"prods,omitempty"` // receipts: Receipt scans the log
 	Snaps   map[uint64]bodyRef                `json:"snaps,omitempty"`
 	Index   []indexEntry                      `json:"index,omitempty"`
 
@@ -71,11 +70,8 @@ type indexEntry struct {
 	Recs bool   `json:"rs,omitempty"`
 }
 
-func rcptKey(id string, epoch, seq uint64) string { return fmt.Sprintf("%d/%d/%s", epoch, seq, id) }
-
 func newInc(sid uint64) *inc {
-	return &inc{SID: sid, Prods: map[string]*storage.ProducerState{}, Rcpts: map[string]storage.Receipt{},
-		Snaps: map[uint64]bodyRef{}}
+	return &inc{SID: sid, Prods: map[string]*storage.ProducerState{}, Snaps: map[uint64]bodyRef{}}
 }
 
 func newPartition(k int) *partition {
@@ -94,9 +90,6 @@ func (in *inc) apply(f *frame, step uint64) {
 }
 
 func (in *inc) applyPart(p *part, f *frame, step uint64) {
-	if p.Create {
-		in.Created = true
-	}
 	if p.Snap != nil {
 		in.Snaps[p.Snap.Off] = bodyRef{Seq: f.seq, At: p.At, Len: p.Snap.Len}
 	}
@@ -116,15 +109,12 @@ func (in *inc) applyPart(p *part, f *frame, step uint64) {
 	}
 	if pr := p.Producer; pr != nil {
 		in.Prods[pr.ID] = pr.State
-		if r := pr.Receipt; r != nil {
-			in.Rcpts[rcptKey(pr.ID, pr.State.Epoch, r.Seq)] = *r
-		}
 	}
 	if p.Retained {
 		in.Retained = true
 	}
 	if p.Meta != nil && !in.Deleted {
-		in.Meta = p.Meta
+		in.Meta, in.Name = p.Meta, p.Meta.Key()
 	}
 	if p.Delete {
 		in.Deleted, in.Meta = true, nil
@@ -141,6 +131,21 @@ func (in *inc) meta() *storage.Meta {
 	m.Tail = max(m.Tail, in.Tail)
 	m.RecordNext = max(m.RecordNext, in.RecNext)
 	return &m
+}
+
+// orphans returns the deletions of p's incarnations created before beforeMs whose name
+// was never bound to them (their create's binding failed), except fork sources kept for
+// their forks.
+func (p *partition) orphans(beforeMs int64) []storage.Change {
+	var out []storage.Change
+	for sid, in := range p.incs {
+		m := in.Meta
+		if m == nil || m.SoftDeleted || m.Refs > 0 || m.CreatedMs >= beforeMs || p.names[in.Name].SID == sid {
+			continue
+		}
+		out = append(out, storage.Change{SID: sid, Unbind: []storage.Binding{{Name: in.Name, Bucket: m.Bucket, SID: sid}}})
+	}
+	return out
 }
 
 // live reports whether name binding b points at a live incarnation of p.

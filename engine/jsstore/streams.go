@@ -10,8 +10,8 @@ import (
 )
 
 // streamConfig is partition k's JetStream stream (design §4.3): file storage, R3, no
-// limit, rollups for checkpoints and bindings, a 60 s dedup window for resends. Reads
-// go to the leader (no direct get), so a lagging replica never answers.
+// limit, rollups for checkpoints and bindings, a 60 s dedup window for resends, direct
+// get for batched reads (bounded by a sequence known committed, see eachFrame).
 func (s *Store) streamConfig(k int) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        s.StreamName(k),
@@ -27,7 +27,7 @@ func (s *Store) streamConfig(k int) jetstream.StreamConfig {
 		AllowRollup: true,
 		DenyPurge:   false,
 		DenyDelete:  false,
-		AllowDirect: false,
+		AllowDirect: true,
 	}
 }
 
@@ -56,8 +56,14 @@ func (s *Store) ensureStream(ctx context.Context, k int) error {
 		return fmt.Errorf("jsstore: stream %s has %d replicas, want %d (Options.Replicas)", want.Name, got.Replicas, want.Replicas)
 	case got.PersistMode == jetstream.AsyncPersistMode:
 		return fmt.Errorf("%w: stream %s persists asynchronously", ErrSyncNotAlways, want.Name)
-	case !got.AllowRollup:
-		return fmt.Errorf("jsstore: stream %s does not allow rollups", want.Name)
+	case !got.AllowRollup || !got.AllowDirect:
+		// An older layout: turn rollups and direct gets on (nothing else changes).
+		got.AllowRollup, got.AllowDirect = true, true
+		st, err = s.js.UpdateStream(ctx, got)
+		if err != nil {
+			return fmt.Errorf("jsstore: stream %s: allow rollups and direct gets: %w", want.Name, err)
+		}
+		s.streams[k] = st
 	}
 	return nil
 }

@@ -30,22 +30,9 @@ func Start(t testing.TB, n int, noSync bool) *Cluster {
 	t.Helper()
 	dir := t.TempDir()
 	ports := freePorts(t, 2*n)
-	var routes []string
-	for i := 0; i < n; i++ {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[n+i]))
-	}
 	c := &Cluster{t: t, Nodes: make([]*server.Server, n)}
 	for i := 0; i < n; i++ {
-		o := &server.Options{
-			ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: ports[i],
-			JetStream: true, StoreDir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)),
-			SyncAlways: !noSync, NoLog: true, NoSigs: true, MaxPayload: 8 << 20,
-		}
-		if n > 1 {
-			o.Cluster = server.ClusterOpts{Name: "jstest", Host: "127.0.0.1", Port: ports[n+i]}
-			o.Routes = server.RoutesFromStr(strings.Join(routes, ","))
-		}
-		c.opts = append(c.opts, o)
+		c.opts = append(c.opts, nodeOptions(i, n, ports, dir, !noSync))
 	}
 	for i := range c.opts {
 		c.startNode(i)
@@ -55,21 +42,50 @@ func Start(t testing.TB, n int, noSync bool) *Cluster {
 	return c
 }
 
+// nodeOptions are node i's options among n with the given ports (clients, then routes).
+func nodeOptions(i, n int, ports []int, dir string, sync bool) *server.Options {
+	o := &server.Options{
+		ServerName: fmt.Sprintf("n%d", i+1), Host: "127.0.0.1", Port: ports[i],
+		JetStream: true, StoreDir: filepath.Join(dir, fmt.Sprintf("n%d", i+1)),
+		SyncAlways: sync, NoLog: true, NoSigs: true, MaxPayload: 8 << 20,
+	}
+	if n > 1 {
+		var routes []string
+		for j := 0; j < n; j++ {
+			routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[n+j]))
+		}
+		o.Cluster = server.ClusterOpts{Name: "jstest", Host: "127.0.0.1", Port: ports[n+i]}
+		o.Routes = server.RoutesFromStr(strings.Join(routes, ","))
+	}
+	return o
+}
+
 func freePorts(t testing.TB, n int) []int {
+	out, err := pickPorts(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// pickPorts returns n free loopback ports.
+func pickPorts(n int) ([]int, error) {
 	var out []int
 	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
 	for i := 0; i < n; i++ {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		ls = append(ls, l)
 		out = append(out, l.Addr().(*net.TCPAddr).Port)
 	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return out
+	return out, nil
 }
 
 func (c *Cluster) startNode(i int) {
@@ -165,4 +181,3 @@ func (c *Cluster) Shutdown() {
 		c.Stop(i)
 	}
 }
-
