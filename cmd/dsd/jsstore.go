@@ -16,7 +16,8 @@ import (
 // server's varz over nc) and returns the opener of partition k's storage: a jsstore store
 // of one JetStream stream "DSD<k>P0" holding the partition's buckets, names and logs.
 func partitionStores(nc *nats.Conn, srv *server.Server, node string, replicas int) (func(k int, term uint64) (storage.Backend, error), error) {
-	jo := jsstore.Options{Partitions: 1, Replicas: replicas, NodeID: node}
+	// One store per partition: the frame cache is per store, so smaller than the default.
+	jo := jsstore.Options{Partitions: 1, Replicas: replicas, NodeID: node, FrameCacheBytes: 4 << 20}
 	var err error
 	if srv != nil {
 		err = jsstore.CheckServer(srv)

@@ -78,7 +78,7 @@ func (w *writer) url() string { return w.base + "/v1/stream/" + w.stream }
 
 // send does one request, retrying what has no definite answer until deadline.
 func (w *writer) send(method, u string, body []byte, hdr map[string]string, deadline time.Time) (*http.Response, []byte, error) {
-	for {
+	for try := 0; ; try++ {
 		req, _ := http.NewRequestWithContext(context.Background(), method, u, bytes.NewReader(body))
 		for k, v := range hdr {
 			req.Header.Set(k, v)
@@ -100,6 +100,9 @@ func (w *writer) send(method, u string, body []byte, hdr map[string]string, dead
 		}
 		if method == http.MethodPost {
 			w.resends++
+		}
+		if try%20 == 19 {
+			fmt.Printf("dedupcheck: %s %s: still no answer after %d tries: %v %v\n", method, u, try+1, err, status(resp))
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
@@ -187,4 +190,11 @@ func (w *writer) readAll(offset string) ([]byte, error) {
 		offset = next
 	}
 	return out, nil
+}
+
+func status(resp *http.Response) string {
+	if resp == nil {
+		return "no response"
+	}
+	return resp.Status
 }
