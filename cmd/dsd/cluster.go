@@ -19,15 +19,17 @@ import (
 
 // clusterOptions are the flags of the storage backend and of the cluster (D11).
 type clusterOptions struct {
-	backend                                      string
-	natsURL, natsListen, natsClusterListen, node string
-	natsRoutes                                   string
-	partitions                                   int
+	backend                         string
+	natsURL, natsSysURL, natsListen string
+	natsClusterListen, node         string
+	natsRoutes                      string
+	partitions                      int
 }
 
 func clusterFlags(fs *flag.FlagSet, c *clusterOptions) {
 	fs.StringVar(&c.backend, "backend", "bbolt", "storage backend: bbolt (one data file) or jetstream (a cluster on NATS JetStream)")
-	fs.StringVar(&c.natsURL, "nats-url", "", "jetstream: URL of an external NATS cluster (sync_interval: always; the user must be allowed to read $SYS varz); empty embeds a nats-server")
+	fs.StringVar(&c.natsURL, "nats-url", "", "jetstream: URL of an external NATS cluster (it must run JetStream with sync_interval: always); empty embeds a nats-server")
+	fs.StringVar(&c.natsSysURL, "nats-sys-url", "", "jetstream, external: URL of a system-account user, to check every server's sync_interval (default: --nats-url)")
 	fs.StringVar(&c.natsListen, "nats-listen", "127.0.0.1:4222", "jetstream, embedded: NATS client listener (host:port)")
 	fs.StringVar(&c.natsClusterListen, "nats-cluster-listen", "", "jetstream, embedded: NATS route listener for the other nodes (host:port); empty runs a lone server with one replica")
 	fs.StringVar(&c.natsRoutes, "nats-routes", "", "jetstream, embedded: comma-separated route listeners of all nodes, this one included (host:port,...)")
@@ -104,7 +106,16 @@ func openCluster(o options, addr string) (served, error) {
 		stop()
 		return served{}, fmt.Errorf("--nats-url %s: %w", url, err)
 	}
-	open, err := partitionStores(nc, srv, c.node, replicas)
+	sys := nc
+	if c.natsSysURL != "" {
+		if sys, err = nats.Connect(c.natsSysURL, nats.Name("dsd "+c.node+" sync check")); err != nil {
+			nc.Close()
+			stop()
+			return served{}, fmt.Errorf("--nats-sys-url: %w", err)
+		}
+		defer sys.Close()
+	}
+	open, err := partitionStores(nc, sys, srv, c.node, replicas)
 	if err != nil {
 		nc.Close()
 		stop()

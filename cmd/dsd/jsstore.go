@@ -13,9 +13,9 @@ import (
 )
 
 // partitionStores checks JetStream's sync setting (the embedded server srv, else every
-// server's varz over nc) and returns the opener of partition k's storage: a jsstore store
+// server's varz over sys, a system-account connection) and returns the opener of partition k's storage: a jsstore store
 // of one JetStream stream "DSD<k>P0" holding the partition's buckets, names and logs.
-func partitionStores(nc *nats.Conn, srv *server.Server, node string, replicas int) (func(k int, term uint64) (storage.Backend, error), error) {
+func partitionStores(nc, sys *nats.Conn, srv *server.Server, node string, replicas int) (func(k int, term uint64) (storage.Backend, error), error) {
 	// One store per partition: the frame cache is per store, so smaller than the default.
 	jo := jsstore.Options{Partitions: 1, Replicas: replicas, NodeID: node, FrameCacheBytes: 4 << 20}
 	var err error
@@ -23,8 +23,10 @@ func partitionStores(nc *nats.Conn, srv *server.Server, node string, replicas in
 		err = jsstore.CheckServer(srv)
 		jo.Servers = []*server.Server{srv}
 	} else {
-		err = jsstore.CheckVarz(context.Background(), nc, 2*time.Second)
-		jo.SysConn = nc
+		if err = jsstore.CheckVarz(context.Background(), sys, 2*time.Second); err != nil {
+			err = fmt.Errorf("dsd refuses to start unless every JetStream server runs with sync_interval: always: %w", err)
+		}
+		jo.SysConn = sys
 	}
 	if err != nil {
 		return nil, err
