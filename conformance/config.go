@@ -51,6 +51,12 @@ type Config struct {
 	Surface Surface
 	// StreamPath is the flat surface's stream prefix. Default "/v1/stream/".
 	StreamPath string
+	// CompatBucket is the bucket behind the flat surface (dsd's --compat-bucket). On the
+	// flat surface, extension sub-resources (/snapshot, /retention, /bootstrap, /attrs,
+	// /append-batch) are addressed as {base}/{CompatBucket}/{name}/... (DESIGN D1 amended:
+	// the flat surface has none of its own). Empty: {stream URL}/... as before the
+	// amendment.
+	CompatBucket string
 	// Bucket is an existing bucket to use on the bucketed surface. Empty: the kit creates
 	// one (PUT {base}/{bucket}) and deletes it after the run.
 	Bucket string
@@ -99,6 +105,7 @@ func RegisterFlags(fs *flag.FlagSet, cfg *Config) {
 		return fmt.Errorf("surface must be flat or bucketed, not %q", s)
 	})
 	fs.StringVar(&cfg.StreamPath, "stream-path", cfg.StreamPath, "flat surface stream prefix (default /v1/stream/)")
+	fs.StringVar(&cfg.CompatBucket, "compat-bucket", cfg.CompatBucket, "flat surface: the bucket behind it, where extension sub-resources live (dsd: default)")
 	fs.StringVar(&cfg.Bucket, "bucket", cfg.Bucket, "bucketed surface: an existing bucket to use (default: create one)")
 	fs.StringVar(&cfg.NamePrefix, "name-prefix", cfg.NamePrefix, "prefix of every stream name the kit makes (default dsc)")
 	fs.DurationVar(&cfg.LongPollTimeout, "long-poll-timeout", cfg.LongPollTimeout, "the server's long-poll timeout (default 500ms)")

@@ -112,7 +112,7 @@ func (rt *runtime) probe(ctx context.Context, c *client, method, u string, opts 
 //	attrs                       GET {s}/attrs answers 200 application/json
 //	append-batch                POST {s}/append-batch answers 200 with a JSON array
 //
-// subscriptions is never auto-detected (name it in Config.Extensions).
+//	subscriptions               GET {root}__ds/jwks.json answers 200 application/jwk-set+json
 func (rt *runtime) detect(ctx context.Context, c *client) []string {
 	var exts []string
 	var cleanup []string
@@ -139,6 +139,15 @@ func (rt *runtime) detect(ctx context.Context, c *client) []string {
 		return false
 	}
 
+	// The subscription APIs: their key set (base protocol §6.5).
+	ds := rt.cfg.BaseURL + rt.cfg.StreamPath + "__ds/jwks.json"
+	if rt.cfg.Surface == SurfaceBucketed {
+		ds = rt.cfg.BaseURL + "/" + rt.bucket + "/__ds/jwks.json"
+	}
+	if r := do("GET", ds); r.Response != nil && r.StatusCode == 200 && mediaType(r.Get(hContentType)) == "application/jwk-set+json" {
+		exts = append(exts, "subscriptions")
+	}
+
 	// A JSON stream: record coordinates.
 	ju := rt.streamURL(name("json"))
 	r := do("PUT", ju, CT(ctJSON), Text(`[{"probe":1}]`))
@@ -150,12 +159,14 @@ func (rt *runtime) detect(ctx context.Context, c *client) []string {
 	}
 
 	// A text stream for the sub-resource probes.
-	tu := rt.streamURL(name("text"))
+	textName := name("text")
+	tu := rt.streamURL(textName)
 	r = do("PUT", tu, CT(ctText), Text("ab"))
 	if !created(r, tu) {
 		return exts
 	}
 	tail := r.Get(hNextOffset)
+	tx := rt.extURL(textName) // the stream's sub-resources (D1 amended)
 
 	fu := rt.streamURL(name("fork"))
 	src, _ := url.Parse(tu)
@@ -166,7 +177,7 @@ func (rt *runtime) detect(ctx context.Context, c *client) []string {
 	}
 
 	if tail != "" {
-		su := tu + "/snapshot/" + url.PathEscape(tail)
+		su := tx + "/snapshot/" + url.PathEscape(tail)
 		r := do("PUT", su, CT(ctOctets), Text("snap"))
 		if r.Response != nil && r.StatusCode == 204 {
 			exts = append(exts, "snapshot")
@@ -175,18 +186,18 @@ func (rt *runtime) detect(ctx context.Context, c *client) []string {
 		}
 	}
 
-	if r := do("GET", tu+"/bootstrap"); r.Response != nil && r.StatusCode == 200 && mediaType(r.Get(hContentType)) == "multipart/mixed" {
+	if r := do("GET", tx+"/bootstrap"); r.Response != nil && r.StatusCode == 200 && mediaType(r.Get(hContentType)) == "multipart/mixed" {
 		exts = append(exts, "bootstrap")
 	}
 
-	if r := do("GET", tu+"/attrs"); r.Response != nil && r.StatusCode == 200 && mediaType(r.Get(hContentType)) == ctJSON {
+	if r := do("GET", tx+"/attrs"); r.Response != nil && r.StatusCode == 200 && mediaType(r.Get(hContentType)) == ctJSON {
 		exts = append(exts, "attrs")
 	}
 
 	var frame bytes.Buffer
 	_ = binary.Write(&frame, binary.BigEndian, uint32(1))
 	frame.WriteByte('c')
-	bu := tu + "/append-batch"
+	bu := tx + "/append-batch"
 	r = do("POST", bu, CT(ctText), Body(frame.Bytes()))
 	var acks []json.RawMessage
 	if r.Response != nil && r.StatusCode == 200 && json.Unmarshal(r.Data, &acks) == nil && len(acks) == 1 {

@@ -41,11 +41,7 @@ var gapReasons = map[string]string{
 }
 
 // gapPrefixes explain whole groups of requirements without specs.
-var gapPrefixes = []struct{ prefix, reason string }{
-	{"B-6-", "subscriptions: specs not yet written (ext:subscriptions)"},
-	{"B-7-", "subscriptions: specs not yet written (ext:subscriptions)"},
-	{"B-12.9-", "subscriptions: specs not yet written (ext:subscriptions)"},
-}
+var gapPrefixes = []struct{ prefix, reason string }{}
 
 // GapReason explains why requirement id has no spec, or returns "" when no reason is
 // recorded (an unexplained gap).

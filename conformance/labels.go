@@ -29,7 +29,7 @@ var knownProfiles = []string{"dsd"}
 // x<n> for extension section n, and "smoke".
 var knownSections = []string{
 	"smoke", "3", "4", "4.1", "4.2", "5.1", "5.2", "5.2.1", "5.3", "5.4", "5.5", "5.6", "5.7",
-	"5.8", "5.x", "8", "9", "10", "12",
+	"5.8", "5.x", "6", "6.1", "8", "9", "10", "12",
 	"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8",
 }
 

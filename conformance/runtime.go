@@ -67,6 +67,16 @@ func (rt *runtime) streamURL(name string) string {
 	return rt.cfg.BaseURL + rt.cfg.StreamPath + url.PathEscape(name)
 }
 
+// extURL is the URL under which stream name's extension sub-resources live: the stream URL,
+// or on the flat surface with a CompatBucket {base}/{compat bucket}/{name} (DESIGN D1
+// amended).
+func (rt *runtime) extURL(name string) string {
+	if rt.cfg.Surface == SurfaceFlat && rt.cfg.CompatBucket != "" {
+		return rt.cfg.BaseURL + "/" + url.PathEscape(rt.cfg.CompatBucket) + "/" + url.PathEscape(name)
+	}
+	return rt.streamURL(name)
+}
+
 // bucketURL is {base}/{bucket}.
 func (rt *runtime) bucketURL(bucket string) string {
 	return rt.cfg.BaseURL + "/" + url.PathEscape(bucket)

@@ -23,11 +23,13 @@ var _ = Section("3", "3 General", func() {
 		Expect(st.Head()).To(BeTrueHeader(hClosed))
 	})
 
-	ConformanceIt(MUST, Reqs{"B-6-01"}, "reserves __ds: 501 until subscriptions exist, never a stream (A-32)", Profile("dsd"), func(s *S) {
+	ConformanceIt(MUST, Reqs{"B-6-01"}, "reserves __ds: routed ahead of streams, never a stream (A-32)", Profile("dsd"), func(s *S) {
 		st := s.StreamNamed("__ds")
 		r := st.Put(CT(ctText))
-		Expect(r).To(HaveStatus(501))
+		Expect(r).To(HaveStatus(404, 405, 501), "PUT {root}__ds creates nothing")
 		Expect(r).To(HaveMediaType(ctJSON))
-		Expect(s.Do("GET", st.URL+"/subscriptions/x")).To(HaveStatus(501))
+		Expect(st.Head()).NotTo(HaveStatus(200))
+		Expect(s.Do("GET", st.URL+"/subscriptions/x")).To(HaveStatus(404, 501), "no subscription x")
+		Expect(s.Do("PUT", st.URL+"/no-such-api", CT(ctText))).To(HaveStatus(404, 405, 501), "unknown __ds routes are not streams")
 	})
 })

@@ -375,7 +375,7 @@ var _ = Section("4.2", "4.2 Forking: reads and lifecycle", Ext("fork"), func() {
 		src := s.createJSON("fork-ret-src", vals...)
 		o := src.x6RecordOffsets(0, 6)
 		snapAt := src.x6Snapshot(4, `{"folded":4}`)
-		Expect(s.Do("PUT", src.URL+"/retention?record=2")).To(HaveStatus(204))
+		Expect(s.Do("PUT", src.Ext+"/retention?record=2")).To(HaveStatus(204))
 		whole, _ := s.mustFork("fork-ret", src)
 		Expect(whole.Head()).To(HaveRecordBounds(2, 6))
 		Expect(whole.recordRead("record", "1")).To(SatisfyAll(HaveStatus(410), HaveRecordBounds(2, 6)))
@@ -392,9 +392,9 @@ var _ = Section("4.2", "4.2 Forking: reads and lifecycle", Ext("fork"), func() {
 
 	ConformanceIt(MUST, Reqs{"X-5.3-02"}, "gives a fork no attributes of its source (CONFORMANCE.md)", Ext("attrs"), Profile("dsd"), func(s *S) {
 		src := s.Create("fork-attrs-src", CT(ctText), H("Stream-Attrs", `{"title":"source"}`), Text("x"))
-		Expect(s.Do("GET", src.URL+"/attrs")).To(HaveBody(`{"title":"source"}`))
+		Expect(s.Do("GET", src.Ext+"/attrs")).To(HaveBody(`{"title":"source"}`))
 		fork, _ := s.mustFork("fork-attrs", src)
-		r := s.Do("GET", fork.URL+"/attrs")
+		r := s.Do("GET", fork.Ext+"/attrs")
 		Expect(r).To(HaveStatus(200))
 		Expect(r).To(HaveBody("{}"))
 	})

@@ -101,6 +101,13 @@ func (s *S) Stream(slug string) *Stream {
 	return s.StreamNamed(s.Name(slug))
 }
 
+// trackURL registers a stream URL for deletion when the spec ends.
+func (s *S) trackURL(u string) {
+	s.mu.Lock()
+	s.streams = append(s.streams, u)
+	s.mu.Unlock()
+}
+
 // StreamNamed is Stream with an exact name (registered for cleanup too).
 func (s *S) StreamNamed(name string) *Stream {
 	u := s.URLFor(name)
@@ -108,7 +115,9 @@ func (s *S) StreamNamed(name string) *Stream {
 	s.streams = append(s.streams, u)
 	s.mu.Unlock()
 	pu, _ := url.Parse(u)
-	return &Stream{s: s, Name: name, URL: u, Path: pu.EscapedPath()}
+	ext := s.rt.extURL(name)
+	eu, _ := url.Parse(ext)
+	return &Stream{s: s, Name: name, URL: u, Path: pu.EscapedPath(), Ext: ext, ExtPath: eu.EscapedPath()}
 }
 
 // Create makes a fresh stream with PUT and fails the spec unless the server answers 201.

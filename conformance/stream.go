@@ -18,6 +18,9 @@ type Stream struct {
 	URL string
 	// Path is URL's escaped path (what Stream-Forked-From and Location refer to).
 	Path string
+	// Ext is the URL under which the extension sub-resources live (URL, or on the flat
+	// surface {base}/{compat bucket}/{name}, DESIGN D1 amended); ExtPath is its path.
+	Ext, ExtPath string
 	// ContentType is what the kit created the stream with ("" until created).
 	ContentType string
 }

@@ -25,12 +25,12 @@ const (
 
 // snapshotURL is {stream}/snapshot/{offset}, the offset path-escaped (extension §8).
 func (st *Stream) snapshotURL(offset string) string {
-	return st.URL + "/snapshot/" + url.PathEscape(offset)
+	return st.Ext + "/snapshot/" + url.PathEscape(offset)
 }
 
 // retentionURL is {stream}/retention/{offset}, the offset path-escaped (extension §8).
 func (st *Stream) retentionURL(offset string) string {
-	return st.URL + "/retention/" + url.PathEscape(offset)
+	return st.Ext + "/retention/" + url.PathEscape(offset)
 }
 
 // PublishSnapshot sends PUT {stream}/snapshot/{offset} with body and opts as given (no
@@ -77,7 +77,7 @@ func (st *Stream) DeleteSnapshot(offset string) *Response {
 // LatestSnapshot sends GET {stream}/snapshot.
 func (st *Stream) LatestSnapshot() *Response {
 	ginkgo.GinkgoHelper()
-	return st.s.Do("GET", st.URL+"/snapshot")
+	return st.s.Do("GET", st.Ext+"/snapshot")
 }
 
 // MustLatestSnapshot expects GET {stream}/snapshot to answer 307 with a Location at
@@ -100,7 +100,7 @@ func (st *Stream) snapshotLocation(r *Response) string {
 	Expect(err).NotTo(HaveOccurred(), "Location %q", loc)
 	// Only the path is compared: behind a proxy, a server may name its own host.
 	abs := r.Request.URL.ResolveReference(ref)
-	prefix := st.Path + "/snapshot/"
+	prefix := st.ExtPath + "/snapshot/"
 	Expect(abs.EscapedPath()).To(HavePrefix(prefix), "Location %q is not under %s", loc, prefix)
 	seg := strings.TrimPrefix(abs.EscapedPath(), prefix)
 	Expect(seg).NotTo(BeEmpty(), "Location %q names no offset", loc)
@@ -519,13 +519,13 @@ var _ = Section("x2", "X2 Snapshots", Ext("snapshot"), func() {
 		first := st.MustAppend(`[{"r":0},{"r":1}]`)
 		st.MustAppend(`{"r":2}`)
 
-		r := s.Do("PUT", st.URL+"/snapshot", Q("record", "2"), CT(ctJSON), Text(`{"folded":2}`))
+		r := s.Do("PUT", st.Ext+"/snapshot", Q("record", "2"), CT(ctJSON), Text(`{"folded":2}`))
 		Expect(r).To(HaveStatus(204))
 		Expect(r.Get(hSnapshotDigest)).NotTo(BeEmpty())
 		Expect(st.MustLatestSnapshot()).To(Equal(first), "record 2 starts where the first append ended")
 		Expect(st.ReadSnapshot(first)).To(HaveBody(`{"folded":2}`))
 
-		Expect(s.Do("PUT", st.URL+"/retention", Q("record", "2"))).To(HaveStatus(200, 204))
+		Expect(s.Do("PUT", st.Ext+"/retention", Q("record", "2"))).To(HaveStatus(200, 204))
 		Expect(st.Read(offsetStart)).To(SatisfyAll(HaveStatus(200), WithTransform(func(r *Response) []string {
 			return compactMessages(MustJSONArray(r.Data))
 		}, Equal([]string{`{"r":2}`}))), "offset=-1 starts at record 2")

@@ -40,7 +40,7 @@ func (b bootResult) updates() []string {
 // Bootstrap sends GET {stream}/bootstrap.
 func (st *Stream) Bootstrap(opts ...Opt) *Response {
 	ginkgo.GinkgoHelper()
-	return st.s.Do("GET", st.URL+"/bootstrap", opts...)
+	return st.s.Do("GET", st.Ext+"/bootstrap", opts...)
 }
 
 // MustBootstrap expects GET {stream}/bootstrap to answer 200 and parses the body.
@@ -56,7 +56,7 @@ func (st *Stream) MustBootstrap() bootResult {
 func (st *Stream) boundedBootstrap(opts ...Opt) (*Response, error) {
 	ctx, cancel := context.WithTimeout(st.s.Ctx, st.s.sseBudget())
 	defer cancel()
-	return st.s.TryDo(ctx, "GET", st.URL+"/bootstrap", opts...)
+	return st.s.TryDo(ctx, "GET", st.Ext+"/bootstrap", opts...)
 }
 
 // parseBootstrap parses a bootstrap body as an RFC 2046 multipart/mixed entity: the

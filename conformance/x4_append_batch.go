@@ -38,7 +38,7 @@ func (st *Stream) AppendBatch(body []byte, opts ...Opt) *Response {
 	if ct == "" {
 		ct = ctText
 	}
-	return st.s.Do("POST", st.URL+"/append-batch", append([]Opt{CT(ct), Body(body)}, opts...)...)
+	return st.s.Do("POST", st.Ext+"/append-batch", append([]Opt{CT(ct), Body(body)}, opts...)...)
 }
 
 // batchAck is one decoded acknowledgement (extension §4.3).

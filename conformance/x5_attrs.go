@@ -9,7 +9,7 @@ import (
 )
 
 // attrsURL is {stream}/attrs.
-func (st *Stream) attrsURL() string { return st.URL + "/attrs" }
+func (st *Stream) attrsURL() string { return st.Ext + "/attrs" }
 
 // GetAttrs sends GET {stream}/attrs.
 func (st *Stream) GetAttrs() *Response {

@@ -26,7 +26,7 @@ type x6Part struct {
 // x6BootstrapParts reads GET {s}/bootstrap (200 multipart/mixed) into its parts.
 func (st *Stream) x6BootstrapParts() (*Response, []x6Part) {
 	ginkgo.GinkgoHelper()
-	r := st.s.Do("GET", st.URL+"/bootstrap")
+	r := st.s.Do("GET", st.Ext+"/bootstrap")
 	Expect(r).To(HaveStatus(200))
 	mt, params, err := mime.ParseMediaType(r.Get(hContentType))
 	Expect(err).NotTo(HaveOccurred(), "bootstrap Content-Type %q", r.Get(hContentType))
@@ -50,7 +50,7 @@ func (st *Stream) x6BootstrapParts() (*Response, []x6Part) {
 // and returns the offset GET {s}/snapshot redirects to (§2.3).
 func (st *Stream) x6Snapshot(rec int, body string) string {
 	ginkgo.GinkgoHelper()
-	r := st.s.Do("PUT", st.URL+"/snapshot?record="+strconv.Itoa(rec), CT(ctJSON), Text(body))
+	r := st.s.Do("PUT", st.Ext+"/snapshot?record="+strconv.Itoa(rec), CT(ctJSON), Text(body))
 	Expect(r).To(HaveStatus(204), "publishing a snapshot at record %d", rec)
 	return st.x6SnapshotOffset()
 }
@@ -59,11 +59,11 @@ func (st *Stream) x6Snapshot(rec int, body string) string {
 // Location.
 func (st *Stream) x6SnapshotOffset() string {
 	ginkgo.GinkgoHelper()
-	r := st.s.Do("GET", st.URL+"/snapshot")
+	r := st.s.Do("GET", st.Ext+"/snapshot")
 	Expect(r).To(HaveStatus(307))
 	loc, err := url.Parse(r.Get(hLocation))
 	Expect(err).NotTo(HaveOccurred(), "Location %q", r.Get(hLocation))
-	prefix := st.Path + "/snapshot/"
+	prefix := st.ExtPath + "/snapshot/"
 	Expect(loc.EscapedPath()).To(HavePrefix(prefix))
 	off, err := url.PathUnescape(strings.TrimPrefix(loc.EscapedPath(), prefix))
 	Expect(err).NotTo(HaveOccurred())
@@ -116,7 +116,7 @@ var _ = Section("x6", "X6.10-6.11 Records in retention, snapshots, bootstrap and
 		o := st.x6RecordOffsets(2, 6)
 		snapAt := st.x6Snapshot(4, `{"folded":4}`)
 		Expect(snapAt).To(Equal(o.at(4)), "snapshot?record=4 resolves to O(4)")
-		ret := s.Do("PUT", st.URL+"/retention?record=4")
+		ret := s.Do("PUT", st.Ext+"/retention?record=4")
 		Expect(ret).To(HaveStatus(204))
 		Expect(st.Head()).To(HaveRecordBounds(4, 6))
 		for _, gone := range []string{"0", "3"} {
@@ -144,7 +144,7 @@ var _ = Section("x6", "X6.10-6.11 Records in retention, snapshots, bootstrap and
 		etag := before.Get(hETag)
 		Expect(etag).NotTo(BeEmpty(), "a record read is a GET and carries an ETag")
 		st.x6Snapshot(2, `{"folded":2}`)
-		Expect(s.Do("PUT", st.URL+"/retention?record=2")).To(HaveStatus(204))
+		Expect(s.Do("PUT", st.Ext+"/retention?record=2")).To(HaveStatus(204))
 		after := st.Get(Q("tail_records", "3"), H("If-None-Match", etag))
 		Expect(after).To(HaveStatus(200), "the old ETag names other content: no 304")
 		Expect(after).To(HaveHeader(hRecordStart, "2"))
@@ -157,12 +157,12 @@ var _ = Section("x6", "X6.10-6.11 Records in retention, snapshots, bootstrap and
 		st := s.createJSON("rec-boundaries", vals...)
 		o := st.x6RecordOffsets(0, 4)
 		Expect(st.x6Snapshot(1, `{"at":1}`)).To(Equal(o.at(1)))
-		r := s.Do("PUT", st.URL+"/snapshot/"+url.PathEscape(o.at(2)), CT(ctJSON), Text(`{"at":2}`))
+		r := s.Do("PUT", st.Ext+"/snapshot/"+url.PathEscape(o.at(2)), CT(ctJSON), Text(`{"at":2}`))
 		Expect(r).To(HaveStatus(204), "a snapshot at O(2), a message boundary inside the first append")
 		Expect(st.x6SnapshotOffset()).To(Equal(o.at(2)))
-		Expect(s.Do("PUT", st.URL+"/retention/"+url.PathEscape(o.at(1)))).To(HaveStatus(204))
+		Expect(s.Do("PUT", st.Ext+"/retention/"+url.PathEscape(o.at(1)))).To(HaveStatus(204))
 		Expect(st.Head()).To(HaveRecordBounds(1, 4))
-		Expect(s.Do("PUT", st.URL+"/retention?record=2")).To(HaveStatus(204))
+		Expect(s.Do("PUT", st.Ext+"/retention?record=2")).To(HaveStatus(204))
 		Expect(st.Head()).To(HaveRecordBounds(2, 4))
 		Expect(arrayValues(st.Read(offsetStart).Data)).To(Equal(vals[2:]))
 	})
@@ -175,21 +175,21 @@ var _ = Section("x6", "X6.10-6.11 Records in retention, snapshots, bootstrap and
 		pos, _ := strconv.ParseUint(m[2], 10, 64)
 		inside := fmt.Sprintf("%s_%016d", m[1], pos+1)
 		Expect(inside < o.at(2)).To(BeTrue(), "%s lies inside record 1 (before O(2) = %s)", inside, o.at(2))
-		Expect(s.Do("PUT", st.URL+"/snapshot/"+url.PathEscape(inside), CT(ctJSON), Text(`{}`))).To(HaveStatus(400))
-		Expect(s.Do("GET", st.URL+"/snapshot")).To(HaveStatus(404), "no snapshot was published")
+		Expect(s.Do("PUT", st.Ext+"/snapshot/"+url.PathEscape(inside), CT(ctJSON), Text(`{}`))).To(HaveStatus(400))
+		Expect(s.Do("GET", st.Ext+"/snapshot")).To(HaveStatus(404), "no snapshot was published")
 		Expect(st.x6Snapshot(2, `{}`)).To(Equal(o.at(2)))
-		Expect(s.Do("PUT", st.URL+"/retention/"+url.PathEscape(inside))).To(HaveStatus(400))
+		Expect(s.Do("PUT", st.Ext+"/retention/"+url.PathEscape(inside))).To(HaveStatus(400))
 		Expect(st.Head()).To(HaveRecordBounds(0, 3))
 	})
 
 	ConformanceIt(SHOULD, Reqs{"X-6.10-05"}, "includes Stream-Record-First and Stream-Record-Next in snapshot read responses", Ext("snapshot"), func(s *S) {
 		st := s.createJSON("rec-snap-headers", recVals("r", 0, 5)...)
 		at := st.x6Snapshot(3, `{"at":3}`)
-		read := s.Do("GET", st.URL+"/snapshot/"+url.PathEscape(at))
+		read := s.Do("GET", st.Ext+"/snapshot/"+url.PathEscape(at))
 		Expect(read).To(HaveStatus(200))
 		Expect(read).To(HaveRecordBounds(0, 5))
-		Expect(s.Do("PUT", st.URL+"/retention?record=2")).To(HaveStatus(204))
-		Expect(s.Do("GET", st.URL+"/snapshot/"+url.PathEscape(at))).To(HaveRecordBounds(2, 5))
+		Expect(s.Do("PUT", st.Ext+"/retention?record=2")).To(HaveStatus(204))
+		Expect(s.Do("GET", st.Ext+"/snapshot/"+url.PathEscape(at))).To(HaveRecordBounds(2, 5))
 	})
 
 	ConformanceIt(SHOULD, Reqs{"X-6.10-05"}, "includes Stream-Record-First and Stream-Record-Next in bootstrap responses", Ext("bootstrap"), func(s *S) {
@@ -227,7 +227,7 @@ var _ = Section("x6", "X6.10-6.11 Records in retention, snapshots, bootstrap and
 	ConformanceIt(MUST, Reqs{"X-6.11-01", "X-6.11-02", "X-6.3-01"}, "acknowledges each append-batch frame with its own record range; failed frames assign none", Ext("append-batch"), func(s *S) {
 		st := s.createJSON("rec-batch", recVal("pre", 0))
 		body := x6BatchBody(jsonBatch(recVals("b", 0, 2)...), recVal("b", 2), `{"broken":`, `[]`, jsonBatch(recVals("b", 3, 6)...))
-		r := s.Do("POST", st.URL+"/append-batch", CT(ctJSON), Body(body))
+		r := s.Do("POST", st.Ext+"/append-batch", CT(ctJSON), Body(body))
 		Expect(r).To(HaveStatus(200))
 		var acks []map[string]json.RawMessage
 		Expect(json.Unmarshal(r.Data, &acks)).To(Succeed(), "acks %q", r.Text())

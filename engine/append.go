@@ -18,6 +18,8 @@ type AppendRequest struct {
 	Producer    *model.Producer // idempotent producer triple, if sent
 	StreamSeq   *string         // Stream-Seq, if sent
 	RecordMatch *uint64         // Stream-Record-Match, if sent (extension §6.4)
+
+	also []storage.KVPut // subscription records written with the append (pull-wake events)
 }
 
 // AppendOutcome says what an append did.
@@ -242,6 +244,7 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 		}
 	}
 	ch.Meta = s.metaRefresh(nm, now).stored()
+	ch.Subs = req.also
 	o := &op{s: s, ch: ch, pub: func() { s.publish(nm, entries) }}
 	if err := e.q.push(o); err != nil {
 		return nil, res, err

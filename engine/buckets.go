@@ -130,7 +130,8 @@ func (e *Engine) DeleteBucket(id string) error {
 	}
 	b.exists = false
 	b.rec = bucketRecord{}
-	o := &op{ch: storage.Change{Bucket: &storage.BucketPut{ID: id}}}
+	// Its subscriptions go with it (D10).
+	o := &op{ch: storage.Change{Bucket: &storage.BucketPut{ID: id}, Subs: deleteBucketSubs(id)}}
 	err = e.q.push(o)
 	b.lastLSN = o.lsn
 	e.mu.Unlock()

@@ -58,11 +58,15 @@ func (e *Engine) process(batch []*op) {
 	if hook := e.pubHook.Load(); hook != nil && !failed {
 		(*hook)()
 	}
+	obs := e.observer.Load()
 	for i, o := range batch {
 		switch err := errs[i]; {
 		case err == nil:
 			if o.pub != nil {
 				o.pub()
+			}
+			if obs != nil && o.s != nil {
+				notifyStream(*obs, o.s.key)
 			}
 		case storage.PerStream(err):
 			e.breakStreams(o, err)

@@ -83,6 +83,9 @@ type Engine struct {
 	bg         sync.WaitGroup
 	startedMs  int64
 
+	subsMu   sync.Mutex                                  // orders every subscription decision (subscriptions.go)
+	observer atomic.Pointer[func(bucket, stream string)] // told of every published stream change
+
 	pubHook atomic.Pointer[func()] // tests: runs between a commit and its publication
 }
 

@@ -9,13 +9,28 @@ import (
 )
 
 // append serves POST {stream} (B-5.2, B-5.2.1, B-5.3).
+// The body is read after the syntax checks and, when one is pending, after a read-only
+// look-up of the stream: a missing stream is answered before its body (A-07 steps 1-2).
 func (h *Handler) append(w http.ResponseWriter, r *http.Request, t target) error {
-	body, err := readBody(w, r, h.cfg.MaxBody)
+	b, err := h.openBody(w, r, h.cfg.MaxBody)
+	defer b.close()
 	if err != nil {
 		return err
 	}
-	req, err := parseAppend(r, body)
+	pending, err := b.pending()
 	if err != nil {
+		return err
+	}
+	req, err := parseAppend(r, pending)
+	if err != nil {
+		return b.refuse(err)
+	}
+	if pending {
+		if err := h.streamExists(t.key)(); err != nil {
+			return b.refuse(err)
+		}
+	}
+	if req.Body, err = b.all(); err != nil {
 		return err
 	}
 	res, err := h.store.Append(t.key, req)
@@ -42,10 +57,11 @@ func (h *Handler) append(w http.ResponseWriter, r *http.Request, t target) error
 	return nil
 }
 
-// parseAppend reads the append headers: A-07 step 1 (syntax), in order.
-func parseAppend(r *http.Request, body []byte) (engine.AppendRequest, error) {
+// parseAppend reads the append headers: A-07 step 1 (syntax), in order; hasBody says
+// whether a body follows.
+func parseAppend(r *http.Request, hasBody bool) (engine.AppendRequest, error) {
 	hd := r.Header
-	req := engine.AppendRequest{Body: body, Close: model.StreamClosedHeader(hd.Get(hStreamClosed))}
+	req := engine.AppendRequest{Close: model.StreamClosedHeader(hd.Get(hStreamClosed))}
 	id, hasID := hd[hProducerID]
 	ep, hasEp := hd[hProducerEpoch]
 	sq, hasSq := hd[hProducerSeq]
@@ -54,10 +70,10 @@ func parseAppend(r *http.Request, body []byte) (engine.AppendRequest, error) {
 		return req, err
 	}
 	req.Producer = p
-	if len(body) == 0 && !req.Close {
+	if !hasBody && !req.Close {
 		return req, model.ErrEmptyBody
 	}
-	if len(body) > 0 {
+	if hasBody {
 		ct := hd.Get(hContentType)
 		if ct == "" {
 			return req, model.ErrMissingContentType

@@ -37,7 +37,8 @@ func (h *Handler) putAttrs(w http.ResponseWriter, r *http.Request, t target) err
 	if mt, err := model.MediaType(ct); err != nil || !model.IsJSON(mt) {
 		return model.ErrBadAttrs
 	}
-	body, err := readBody(w, r, model.MaxAttrsBytes*4)
+	body, done, err := h.readBody(w, r, model.MaxAttrsBytes*4, nil) // attributes are judged before the stream (model)
+	defer done()
 	if err != nil {
 		return err
 	}

@@ -54,8 +54,16 @@ func TestBadInputIsRejectedAndChangesNothing(t *testing.T) {
 		{"live without offset", "GET", "/v1/stream/s?live=sse", "", nil, 400, "OFFSET_REQUIRED"},
 		{"unknown live", "GET", "/v1/stream/s?offset=-1&live=poll", "", nil, 400, "INVALID_LIVE_MODE"},
 		{"bad bucket id", "PUT", "/AB", "", nil, 400, "INVALID_BUCKET_ID"},
-		{"stream id with dotdot", "PUT", "/v1/stream/a..b", "", nil, 400, "INVALID_STREAM_ID"},
-		{"stream id too long", "PUT", "/v1/stream/" + strings.Repeat("x", 120), "", nil, 400, "INVALID_STREAM_ID"},
+		{"stream id with dotdot", "PUT", "/default/a..b", "", nil, 400, "INVALID_STREAM_ID"},
+		{"stream id too long", "PUT", "/default/" + strings.Repeat("x", 120), "", nil, 400, "INVALID_STREAM_ID"},
+		{"stream id with escaped slash", "PUT", "/default/a%2Fb", "", nil, 400, "INVALID_STREAM_ID"},
+		{"flat name with empty segment", "PUT", "/v1/stream/a//b", "", nil, 400, "INVALID_STREAM_ID"},
+		{"flat name with trailing slash", "PUT", "/v1/stream/a/", "", nil, 400, "INVALID_STREAM_ID"},
+		{"flat name with dot segment", "PUT", "/v1/stream/a/./b", "", nil, 400, "INVALID_STREAM_ID"},
+		{"flat name with dotdot segment", "PUT", "/v1/stream/a/%2E%2E/b", "", nil, 400, "INVALID_STREAM_ID"},
+		{"flat name with escaped slash", "PUT", "/v1/stream/a%2Fb", "", nil, 400, "INVALID_STREAM_ID"},
+		{"flat name with NUL", "PUT", "/v1/stream/a%00b", "", nil, 400, "INVALID_STREAM_ID"},
+		{"flat name too long", "PUT", "/v1/stream/" + strings.Repeat("x/", 512) + "x", "", nil, 400, "INVALID_STREAM_ID"},
 		{"reserved streams id", "PUT", "/v1/stream/streams", "", nil, 400, "INVALID_STREAM_ID"},
 		{"list limit", "GET", "/default/streams?limit=0", "", nil, 400, "INVALID_QUERY"},
 		{"too many json messages", "POST", "/v1/stream/j", "[" + strings.Repeat("0,", 100_000) + "0]", []string{"Content-Type: application/json"}, 413, "TOO_MANY_MESSAGES"},
@@ -132,8 +140,8 @@ func TestETagFollowsRetention(t *testing.T) {
 	s.do("PUT", "/v1/stream/e", "aaaa", "Content-Type: text/plain")
 	w := s.do("POST", "/v1/stream/e", "bbbb", "Content-Type: text/plain")
 	before := s.do("GET", "/v1/stream/e?offset=-1", "").Header().Get("ETag")
-	s.do("PUT", "/v1/stream/e/snapshot/0000000000000000_0000000000000004", "S")
-	if r := s.do("PUT", "/v1/stream/e/retention/0000000000000000_0000000000000004", ""); status(r) != 204 {
+	s.do("PUT", "/default/e/snapshot/0000000000000000_0000000000000004", "S")
+	if r := s.do("PUT", "/default/e/retention/0000000000000000_0000000000000004", ""); status(r) != 204 {
 		t.Fatalf("retention: %d %s", status(r), r.Body.String())
 	}
 	after := s.do("GET", "/v1/stream/e?offset=-1", "")

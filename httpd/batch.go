@@ -46,7 +46,8 @@ func (h *Handler) appendBatch(w http.ResponseWriter, r *http.Request, t target) 
 	if err != nil {
 		return err
 	}
-	body, err := readBody(w, r, min(h.cfg.MaxBody, maxBatchBytes))
+	body, done, err := h.readBody(w, r, min(h.cfg.MaxBody, maxBatchBytes), nil) // frames are judged before the stream (model)
+	defer done()
 	if err != nil {
 		return err
 	}
@@ -62,8 +63,8 @@ func (h *Handler) appendBatch(w http.ResponseWriter, r *http.Request, t target) 
 	for i, a := range acks {
 		fa := frameAck{Status: http.StatusNoContent, StreamNextOffset: a.Tail.String(), StreamClosed: a.Closed}
 		if a.Err != nil {
-			fa.Status, _ = errorStatus(a.Err)
-			fa.ErrorCode, fa.Error = model.ErrorCode(a.Err), a.Err.Error()
+			st, known := errorStatus(a.Err)
+			fa.Status, fa.ErrorCode, fa.Error = st, model.ErrorCode(a.Err), clientMessage(a.Err, st, known)
 		}
 		if isJSON {
 			rs, rn := a.RecordStart, a.RecordNext

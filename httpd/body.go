@@ -5,39 +5,188 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"sync"
+	"time"
 
 	"github.com/dsd-project/dsd/model"
 )
 
-// readBody reads a request body of at most max bytes (A-27: chunked bodies are read in
-// full before anything commits). Errors: model.ErrTooLarge.
-func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	if r.ContentLength > max {
-		return nil, model.ErrTooLarge
-	}
+// bodyPiece is the unit in which request bodies are read and held (issue 20): a body
+// costs what has arrived, never its announced Content-Length up front.
+const bodyPiece = 64 << 10
+
+var piecePool = sync.Pool{New: func() any { return new([bodyPiece]byte) }}
+
+// reqBody is one request body being read (A-27: in full before anything commits), under
+// the server's bounds: at most max bytes (else model.ErrTooLarge), bytes held counted in
+// the global in-flight budget (else model.ErrBusy), and no more than BodyIdleTimeout
+// without a byte nor BodyTimeout in all (else model.ErrBodyTimeout). close releases it.
+type reqBody struct {
+	h      *Handler
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	src    io.Reader
+	cl     int64 // Content-Length, -1 when chunked
+	pieces []*[bodyPiece]byte
+	n      int   // bytes read into pieces
+	held   int64 // bytes taken from the budget
+	eof    bool
+	until  time.Time // the whole body's deadline
+}
+
+// openBody starts reading r's body. Errors: model.ErrTooLarge (Content-Length above max).
+func (h *Handler) openBody(w http.ResponseWriter, r *http.Request, max int64) (*reqBody, error) {
+	b := &reqBody{h: h, w: w, cl: r.ContentLength}
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		b.eof = true
+		return b, nil
+	}
+	if r.ContentLength > max {
+		w.Header().Set("Connection", "close")
+		return b, model.ErrTooLarge
+	}
+	b.src = http.MaxBytesReader(w, r.Body, max)
+	b.rc = http.NewResponseController(w)
+	b.until = time.Now().Add(h.cfg.BodyTimeout)
+	return b, nil
+}
+
+// pending reports whether the request has a body: known from Content-Length, found for a
+// chunked body by reading up to its first bytes.
+func (b *reqBody) pending() (bool, error) {
+	if b.cl > 0 || b.n > 0 {
+		return true, nil
+	}
+	if b.eof {
+		return false, nil
+	}
+	if err := b.fill(); err != nil {
+		return false, b.refuse(err)
+	}
+	return b.n > 0, nil
+}
+
+// all reads the rest of the body and returns it in one buffer of its exact size (the
+// engine may keep it); the pieces go back to the pool.
+func (b *reqBody) all() ([]byte, error) {
+	for !b.eof {
+		if err := b.fill(); err != nil {
+			return nil, b.refuse(err)
+		}
+	}
+	if b.n == 0 {
 		return nil, nil
 	}
-	body := http.MaxBytesReader(w, r.Body, max)
-	var buf []byte
-	if r.ContentLength > 0 {
-		buf = make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(body, buf); err != nil {
-			return nil, bodyError(err)
+	out := make([]byte, b.n)
+	for i, p := range b.pieces {
+		copy(out[i*bodyPiece:], p[:])
+		piecePool.Put(p)
+	}
+	b.pieces = nil
+	b.h.bodies.give(b.held - int64(len(out)))
+	b.held = int64(len(out))
+	return out, nil
+}
+
+// fill reads into the last piece until it is full or the body ends, taking a new piece
+// (and its bytes from the budget) when the last is full.
+func (b *reqBody) fill() error {
+	off := b.n % bodyPiece
+	if off == 0 {
+		if !b.h.bodies.take(bodyPiece) {
+			return model.ErrBusy
 		}
-		return buf, nil
+		b.held += bodyPiece
+		b.pieces = append(b.pieces, piecePool.Get().(*[bodyPiece]byte))
 	}
-	buf, err := io.ReadAll(body)
+	p := b.pieces[len(b.pieces)-1]
+	for off < bodyPiece {
+		now := time.Now()
+		_ = b.rc.SetReadDeadline(minTime(now.Add(b.h.cfg.BodyIdleTimeout), b.until))
+		k, err := b.src.Read(p[off:])
+		off += k
+		b.n += k
+		if err == io.EOF {
+			b.done()
+			return nil
+		}
+		if err != nil {
+			return bodyError(err)
+		}
+	}
+	return nil
+}
+
+// done marks the body read and lifts the read deadline (net/http sets its own for the
+// connection's next request).
+func (b *reqBody) done() {
+	b.eof = true
+	_ = b.rc.SetReadDeadline(time.Time{})
+}
+
+// refuse returns err, and asks the connection to close when the body was not read to its
+// end: the client need not send it, and what it sends is not read.
+func (b *reqBody) refuse(err error) error {
+	if !b.eof {
+		b.w.Header().Set("Connection", "close")
+	}
+	return err
+}
+
+// close gives the held bytes back; the pieces of an unfinished body go back to the pool.
+func (b *reqBody) close() {
+	for _, p := range b.pieces {
+		piecePool.Put(p)
+	}
+	b.pieces = nil
+	b.h.bodies.give(b.held)
+	b.held = 0
+}
+
+// readBody reads a whole request body of at most max bytes. exists, when set, is asked
+// before a pending body is read, so that a request to a missing stream is answered at
+// once. done must be called when the request is answered.
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, max int64, exists func() error) (data []byte, done func(), err error) {
+	b, err := h.openBody(w, r, max)
 	if err != nil {
-		return nil, bodyError(err)
+		return nil, b.close, err
 	}
-	return buf, nil
+	if exists != nil {
+		pending, err := b.pending()
+		if err != nil {
+			return nil, b.close, err
+		}
+		if pending {
+			if err := exists(); err != nil {
+				return nil, b.close, b.refuse(err)
+			}
+		}
+	}
+	data, err = b.all()
+	return data, b.close, err
+}
+
+// streamExists is the check before a body to key is read: model.ErrStreamNotFound or
+// model.ErrStreamGone from a read-only lookup (no TTL restart, no commit); other errors
+// are left to the request itself.
+func (h *Handler) streamExists(key model.StreamKey) func() error {
+	return func() error {
+		_, err := h.store.Head(key)
+		if errors.Is(err, model.ErrStreamNotFound) || errors.Is(err, model.ErrStreamGone) {
+			return err
+		}
+		return nil
+	}
 }
 
 func bodyError(err error) error {
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	switch {
+	case errors.As(err, &mbe):
 		return model.ErrTooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return model.ErrBodyTimeout
 	}
 	return fmt.Errorf("%w: %v", model.ErrBadBody, err)
 }

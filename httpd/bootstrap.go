@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -57,16 +58,16 @@ func (h *Handler) bootstrap(w http.ResponseWriter, r *http.Request, t target) er
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	if err := writeBootstrap(w, b, boundary); err != nil {
+	if err := writeBootstrap(heldWriter{h, w, r}, w, b, boundary); err != nil {
 		panic(http.ErrAbortHandler) // a broken multipart body must not look complete
 	}
 	return nil
 }
 
-// writeBootstrap writes the parts; it fails, before writing it, on a part holding the
-// boundary (D5).
-func writeBootstrap(w http.ResponseWriter, b *engine.Bootstrap, boundary string) error {
-	mw := multipart.NewWriter(w)
+// writeBootstrap writes the parts to out (w's body); it fails, before writing it, on a
+// part holding the boundary (D5).
+func writeBootstrap(out io.Writer, w http.ResponseWriter, b *engine.Bootstrap, boundary string) error {
+	mw := multipart.NewWriter(out)
 	if err := mw.SetBoundary(boundary); err != nil {
 		return err
 	}

@@ -42,9 +42,7 @@ func (h *Handler) deleteBucket(w http.ResponseWriter, r *http.Request, t target)
 	if err := h.store.DeleteBucket(t.bucket); err != nil {
 		return err
 	}
-	w.Header().Set("Cache-Control", ccNoStore)
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return noContent(w)
 }
 
 // listedStream is one entry of a listing body (extension §1.4; offsets as tokens, D2).
@@ -123,9 +121,4 @@ func absoluteURL(r *http.Request, path string) string {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host + path
-}
-
-// reserved answers the subscription APIs (__ds) until they exist (D1, A-32).
-func (h *Handler) reserved(w http.ResponseWriter, r *http.Request, t target) error {
-	return model.ErrNotImplemented
 }

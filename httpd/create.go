@@ -15,7 +15,10 @@ func (h *Handler) create(w http.ResponseWriter, r *http.Request, t target) error
 	if err != nil {
 		return err
 	}
-	if req.Body, err = readBody(w, r, h.cfg.MaxBody); err != nil {
+	var done func()
+	req.Body, done, err = h.readBody(w, r, h.cfg.MaxBody, nil)
+	defer done()
+	if err != nil {
 		return err
 	}
 	res, err := h.store.Create(t.key, req)

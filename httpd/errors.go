@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/dsd-project/dsd/model"
+	"github.com/dsd-project/dsd/subs"
 )
 
 // statusOf is the one table from protocol errors to HTTP statuses (D7). Typed errors are
@@ -18,7 +19,7 @@ var statusOf = map[*model.Error]int{
 	model.ErrMissingContentType: 400, model.ErrEmptyBody: 400, model.ErrBadProducer: 400,
 	model.ErrBadStreamSeq: 400, model.ErrInvalidJSON: 400, model.ErrEmptyJSONArray: 400,
 	model.ErrBadLive: 400, model.ErrLiveNeedsOffset: 400, model.ErrBadQuery: 400, model.ErrRepeatedHeader: 400,
-	model.ErrBadBucketID: 400, model.ErrBadStreamID: 400, model.ErrBadForkRequest: 400,
+	model.ErrBadBucketID: 400, model.ErrBadStreamID: 400, model.ErrBadFlatName: 400, model.ErrBadForkRequest: 400,
 	model.ErrBadAttrs: 400, model.ErrBadBatch: 400, model.ErrBadRecord: 400,
 	model.ErrBadSnapshot: 400, model.ErrTooLarge: 413, model.ErrUnauthorized: 401,
 	model.ErrBadBody: 400, model.ErrTooManyMessages: 413, model.ErrBucketReserved: 409,
@@ -32,8 +33,20 @@ var statusOf = map[*model.Error]int{
 	model.ErrSnapshotNotFound: 404, model.ErrSnapshotConflict: 409, model.ErrSnapshotMatch: 409,
 	model.ErrSnapshotPastTail: 409,
 	model.ErrSnapshotLatest:   409, model.ErrRetentionInvalid: 409,
-	model.ErrStorageFailed: 503, model.ErrShuttingDown: 503,
+	model.ErrStorageFailed: 503, model.ErrShuttingDown: 503, model.ErrBusy: 503,
+	model.ErrBodyTimeout:     408,
+	model.ErrBadSubscription: 400, model.ErrSubExists: 409, model.ErrBadSubID: 400,
+	model.ErrSubFenced: 409, model.ErrSubClaimed: 409, model.ErrSubNoPendingWork: 409, model.ErrSubAckOffset: 409,
+	ErrWebhooksOff: 400, ErrNotJSONBody: 400,
+	subs.ErrNotFound: 404, subs.ErrWrongType: 400, subs.ErrURLRejected: 400, subs.ErrBadWorker: 400,
+	subs.ErrTokenInvalid: 401, subs.ErrTokenExpired: 401, subs.ErrAckOffset: 409,
+	subs.ErrWakeStream: 409,
 }
+
+// retryAfter is the Retry-After (seconds) of every 503 (issue 20, D4 amended): the engine
+// probes a failed storage every 500 ms, and a busy or draining server is worth retrying
+// (here or elsewhere) a second later.
+const retryAfter = "1"
 
 // errorStatus returns the HTTP status for err, and whether err is a known protocol error.
 func errorStatus(err error) (int, bool) {
@@ -99,6 +112,9 @@ type errorBody struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		// ALREADY_CLAIMED carries the lease holder and generation (base protocol §7.2).
+		CurrentHolder *string `json:"current_holder,omitempty"`
+		Generation    *uint64 `json:"generation,omitempty"`
 	} `json:"error"`
 }
 
@@ -113,6 +129,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	h := w.Header()
 	errorHeaders(h, err)
 	h.Set("Cache-Control", "no-store")
+	if status == http.StatusServiceUnavailable {
+		h.Set("Retry-After", retryAfter)
+	}
 	if status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", `Bearer realm="dsd"`)
 	}
@@ -121,13 +140,28 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	var body errorBody
-	body.Error.Code, body.Error.Message = code, err.Error()
-	if !known {
-		body.Error.Message = "internal server error"
+	body.Error.Code, body.Error.Message = code, clientMessage(err, status, known)
+	var claimed *subs.ClaimedError
+	if errors.As(err, &claimed) {
+		body.Error.CurrentHolder, body.Error.Generation = &claimed.Holder, &claimed.Generation
 	}
 	b, _ := json.Marshal(body)
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// clientMessage is the message an error body carries: the error's text for client errors;
+// for server errors only the sentinel's generic text, never the wrapped cause (a data
+// file's path, an OS error: D4 amended, D7). The cause is the engine's to log.
+func clientMessage(err error, status int, known bool) string {
+	if !known {
+		return "internal server error"
+	}
+	var pe *model.Error
+	if status >= 500 && errors.As(err, &pe) {
+		return pe.Msg
+	}
+	return err.Error()
 }

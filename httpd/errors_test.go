@@ -1,19 +1,25 @@
 package httpd
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/dsd-project/dsd/model"
+	"github.com/dsd-project/dsd/subs"
 )
+
+// allErrors is every protocol error: the model's, the delivery worker's and the routes'.
+var allErrors = append(append(append([]error{}, model.AllErrors...), subs.AllErrors...), ErrWebhooksOff, ErrNotJSONBody)
 
 // Every protocol error has a status in the one table; unknown errors are 500.
 func TestEveryErrorHasAStatus(t *testing.T) {
-	for _, err := range model.AllErrors {
+	for _, err := range allErrors {
 		st, known := errorStatus(err)
 		if !known || st < 400 || st >= 600 {
 			t.Errorf("%T %v: status %d known=%v", err, err, st, known)
@@ -32,7 +38,7 @@ func errorTable() string {
 	var b strings.Builder
 	b.WriteString("| code | status | meaning |\n|---|---|---|\n")
 	seen := map[string]bool{}
-	for _, err := range model.AllErrors {
+	for _, err := range allErrors {
 		code := model.ErrorCode(err)
 		if seen[code] {
 			continue
@@ -75,5 +81,36 @@ func TestSingleValuedHeadersAreCanonical(t *testing.T) {
 		if c := http.CanonicalHeaderKey(name); c != name {
 			t.Errorf("singleValued holds %q, http.Header keys it as %q", name, c)
 		}
+	}
+}
+
+// Every 503 carries Retry-After; a storage failure's body names no path and no OS error
+// (issue 20, D4 amended).
+func TestServerErrorsAreGenericAndRetryable(t *testing.T) {
+	cause := fmt.Errorf("%w: write /var/lib/dsd/dsd.db: no space left on device", model.ErrStorageFailed)
+	for _, err := range []error{cause, model.ErrShuttingDown, model.ErrBusy} {
+		rec := httptest.NewRecorder()
+		writeError(rec, httptest.NewRequest("POST", "/v1/stream/x", nil), err)
+		if rec.Code != http.StatusServiceUnavailable {
+			t.Fatalf("%v: status %d, want 503", err, rec.Code)
+		}
+		if ra := rec.Header().Get("Retry-After"); ra == "" {
+			t.Errorf("%v: 503 without Retry-After", err)
+		}
+		var body errorBody
+		if e := json.Unmarshal(rec.Body.Bytes(), &body); e != nil {
+			t.Fatalf("%v: body %q: %v", err, rec.Body, e)
+		}
+		if body.Error.Code != model.ErrorCode(err) {
+			t.Errorf("%v: code %q", err, body.Error.Code)
+		}
+		if strings.Contains(body.Error.Message, "/var/lib") || strings.Contains(body.Error.Message, "no space") {
+			t.Errorf("503 body leaks the cause: %q", body.Error.Message)
+		}
+	}
+	rec := httptest.NewRecorder()
+	writeError(rec, httptest.NewRequest("POST", "/v1/stream/x", nil), fmt.Errorf("%w: line 3", model.ErrBadBatch))
+	if !strings.Contains(rec.Body.String(), "line 3") {
+		t.Errorf("a 400 keeps its detail: %s", rec.Body)
 	}
 }

@@ -41,7 +41,7 @@ func TestAppendBatchRequestErrors(t *testing.T) {
 		{"too many frames", frames(strings.Split(strings.Repeat("x", 513), "")...), []string{"Content-Type: text/plain"}, 413, "PAYLOAD_TOO_LARGE"},
 	}
 	for _, c := range cases {
-		w := s.do("POST", "/v1/stream/b/append-batch", c.body, c.hdr...)
+		w := s.do("POST", "/default/b/append-batch", c.body, c.hdr...)
 		if status(w) != c.status || errorCode(t, w) != c.code {
 			t.Errorf("%s: %d %s", c.name, status(w), w.Body.String())
 		}
@@ -49,7 +49,7 @@ func TestAppendBatchRequestErrors(t *testing.T) {
 	if w := s.do("GET", "/v1/stream/b", ""); w.Body.Len() != 0 {
 		t.Fatalf("rejected batches appended %q", w.Body.String())
 	}
-	w := s.do("POST", "/v1/stream/b/append-batch", frames(strings.Split(strings.Repeat("x", 512), "")...), "Content-Type: text/plain")
+	w := s.do("POST", "/default/b/append-batch", frames(strings.Split(strings.Repeat("x", 512), "")...), "Content-Type: text/plain")
 	if status(w) != 200 || !strings.Contains(w.Body.String(), `"stream_next_offset":"0000000000000000_0000000000000512"`) {
 		t.Fatalf("512 frames: %d %s", status(w), w.Body.String())
 	}
@@ -66,7 +66,7 @@ func TestBootstrapMultipartRoundTrip(t *testing.T) {
 			t.Fatal(w.Body.String())
 		}
 	}
-	w := s.do("GET", "/v1/stream/mp/bootstrap", "")
+	w := s.do("GET", "/default/mp/bootstrap", "")
 	if status(w) != 200 || w.Header().Get("Stream-Snapshot-Offset") != "-1" || w.Header().Get("Cache-Control") != "no-store" {
 		t.Fatalf("%d %v", status(w), w.Header())
 	}
@@ -97,7 +97,7 @@ func TestBootstrapMultipartRoundTrip(t *testing.T) {
 			t.Fatalf("part %d: %q, want %q", i+1, parts[i+1], p)
 		}
 	}
-	if w := s.do("GET", "/v1/stream/mp/bootstrap?live=sse", ""); status(w) != 400 {
+	if w := s.do("GET", "/default/mp/bootstrap?live=sse", ""); status(w) != 400 {
 		t.Fatalf("bootstrap with live: %d", status(w))
 	}
 }
@@ -109,18 +109,18 @@ func TestSnapshotPaths(t *testing.T) {
 	w := s.do("PUT", "/v1/stream/sn", "abc", "Content-Type: text/plain")
 	tail := w.Header().Get("Stream-Next-Offset")
 	enc := url.PathEscape(tail)
-	if w := s.do("PUT", "/v1/stream/sn/snapshot/"+strings.ReplaceAll(enc, "_", "%5F"), "S", "Content-Type: text/x-state"); status(w) != 204 || !strings.HasPrefix(w.Header().Get("Stream-Snapshot-Digest"), "sha256:") {
+	if w := s.do("PUT", "/default/sn/snapshot/"+strings.ReplaceAll(enc, "_", "%5F"), "S", "Content-Type: text/x-state"); status(w) != 204 || !strings.HasPrefix(w.Header().Get("Stream-Snapshot-Digest"), "sha256:") {
 		t.Fatalf("publish: %d %s", status(w), w.Body.String())
 	}
-	w = s.do("GET", "/v1/stream/sn/snapshot", "")
-	if status(w) != 307 || !strings.HasSuffix(w.Header().Get("Location"), "/v1/stream/sn/snapshot/"+enc) {
+	w = s.do("GET", "/default/sn/snapshot", "")
+	if status(w) != 307 || !strings.HasSuffix(w.Header().Get("Location"), "/default/sn/snapshot/"+enc) {
 		t.Fatalf("latest: %d %s", status(w), w.Header().Get("Location"))
 	}
-	w = s.do("GET", "/v1/stream/sn/snapshot/"+enc, "")
+	w = s.do("GET", "/default/sn/snapshot/"+enc, "")
 	if status(w) != 200 || w.Body.String() != "S" || w.Header().Get("Content-Type") != "text/x-state" || w.Header().Get("Stream-Next-Offset") != tail {
 		t.Fatalf("read: %d %q %v", status(w), w.Body.String(), w.Header())
 	}
-	if w := s.do("GET", "/v1/stream/sn/snapshot/0000000000000000_0000000000000000", ""); status(w) != 404 {
+	if w := s.do("GET", "/default/sn/snapshot/0000000000000000_0000000000000000", ""); status(w) != 404 {
 		t.Fatalf("other offset: %d", status(w))
 	}
 	if w := s.do("HEAD", "/v1/stream/sn", ""); w.Header().Get("Stream-Snapshot-Offset") != tail {
@@ -165,25 +165,25 @@ func TestSnapshotAndRetentionPositions(t *testing.T) {
 	s := newTestServer(t)
 	s.do("PUT", "/v1/stream/j", "[10,11,12,13]", "Content-Type: application/json")
 	for _, path := range []string{
-		"/v1/stream/j/snapshot?record=1&record=3",
-		"/v1/stream/j/snapshot/0000000000000000_0000000000000006?record=1",
-		"/v1/stream/j/retention?record=1&record=2",
-		"/v1/stream/j/retention/0000000000000000_0000000000000003?record=1",
+		"/default/j/snapshot?record=1&record=3",
+		"/default/j/snapshot/0000000000000000_0000000000000006?record=1",
+		"/default/j/retention?record=1&record=2",
+		"/default/j/retention/0000000000000000_0000000000000003?record=1",
 	} {
 		if w := s.do("PUT", path, "S"); status(w) != 400 || errorCode(t, w) != "INVALID_RECORD_PARAMS" {
 			t.Errorf("PUT %s: %d %s, want 400 INVALID_RECORD_PARAMS", path, status(w), w.Body.String())
 		}
 	}
-	if w := s.do("GET", "/v1/stream/j/snapshot", ""); status(w) != 404 {
+	if w := s.do("GET", "/default/j/snapshot", ""); status(w) != 404 {
 		t.Fatalf("a refused publish left a snapshot: %d", status(w))
 	}
-	if w := s.do("PUT", "/v1/stream/j/snapshot?record=3", "S"); status(w) != 204 {
+	if w := s.do("PUT", "/default/j/snapshot?record=3", "S"); status(w) != 204 {
 		t.Fatalf("snapshot at record 3: %d %s", status(w), w.Body.String())
 	}
-	if w := s.do("PUT", "/v1/stream/j/retention?record=2", ""); status(w) != 204 {
+	if w := s.do("PUT", "/default/j/retention?record=2", ""); status(w) != 204 {
 		t.Fatalf("retention at record 2: %d %s", status(w), w.Body.String())
 	}
-	if w := s.do("PUT", "/v1/stream/j/retention?record=1", ""); status(w) != 409 || errorCode(t, w) != "RETENTION_CONFLICT" {
+	if w := s.do("PUT", "/default/j/retention?record=1", ""); status(w) != 409 || errorCode(t, w) != "RETENTION_CONFLICT" {
 		t.Fatalf("retention back to record 1: %d %s, want 409 RETENTION_CONFLICT", status(w), w.Body.String())
 	}
 	if w := s.do("GET", "/v1/stream/j?record=2", ""); status(w) != 200 {
@@ -201,8 +201,8 @@ func TestTailRecordsETagFollowsRetention(t *testing.T) {
 	if status(before) != 200 || etag == "" || before.Header().Get("Stream-Record-Start") != "1" {
 		t.Fatalf("tail_records=3: %d ETag %q start %q", status(before), etag, before.Header().Get("Stream-Record-Start"))
 	}
-	s.do("PUT", "/v1/stream/j/snapshot?record=2", "S")
-	if w := s.do("PUT", "/v1/stream/j/retention?record=2", ""); status(w) != 204 {
+	s.do("PUT", "/default/j/snapshot?record=2", "S")
+	if w := s.do("PUT", "/default/j/retention?record=2", ""); status(w) != 204 {
 		t.Fatalf("retention: %d %s", status(w), w.Body.String())
 	}
 	after := s.do("GET", "/v1/stream/j?tail_records=3", "", "If-None-Match: "+etag)

@@ -138,22 +138,35 @@ func parseRecordQuery(v map[string][]string, hasOffset bool) (*recordQuery, erro
 	return q, nil
 }
 
+// sseReadBytes is the size target of one SSE read (whole messages, at least one): what a
+// subscriber's write holds while its socket is full (issue 20). Catch-up and long-poll
+// responses keep the ReadChunkBytes of A-16.
+const sseReadBytes = 64 << 10
+
 // firstRequest is the engine read that starts a response.
 func (q readQuery) firstRequest() engine.ReadRequest {
 	if q.rec != nil {
 		s := q.rec.start
-		return engine.ReadRequest{Record: &s, MaxMessages: q.rec.maxRecords}
+		return engine.ReadRequest{Record: &s, MaxMessages: q.rec.maxRecords, MaxBytes: q.maxBytes()}
 	}
-	return engine.ReadRequest{From: q.from}
+	return engine.ReadRequest{From: q.from, MaxBytes: q.maxBytes()}
+}
+
+// maxBytes is the read size target: sseReadBytes for SSE, else the engine's (0).
+func (q readQuery) maxBytes() int {
+	if q.live == liveSSE {
+		return sseReadBytes
+	}
+	return 0
 }
 
 // nextRequest continues a live read after res.
 func (q readQuery) nextRequest(res engine.ReadResult) engine.ReadRequest {
 	if q.rec != nil {
 		return engine.ReadRequest{Record: &engine.RecordSpec{Kind: engine.RecordContinue,
-			N: res.RecordNext, Offset: res.Next}, MaxMessages: q.rec.maxRecords}
+			N: res.RecordNext, Offset: res.Next}, MaxMessages: q.rec.maxRecords, MaxBytes: q.maxBytes()}
 	}
-	return engine.ReadRequest{From: at(res.Next)}
+	return engine.ReadRequest{From: at(res.Next), MaxBytes: q.maxBytes()}
 }
 
 // isNow reports a read that starts at the tail (no history: no-store, no ETag).

@@ -59,7 +59,7 @@ func (h *Handler) writeRead(w http.ResponseWriter, r *http.Request, q readQuery,
 	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
+		_ = h.writeHeld(w, r, body, false)
 	}
 	return nil
 }

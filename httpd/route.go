@@ -30,7 +30,8 @@ type target struct {
 	key    model.StreamKey
 	flat   bool   // the /v1/stream/ compatibility surface
 	path   string // the stream's own path as requested (escaped), for Location
-	param  string // decoded {offset} of snapshot and retention paths ("" when absent)
+	param  string // decoded {offset} of snapshot and retention paths ("" when absent);
+	// for tReserved the escaped rest of the path after __ds/
 }
 
 // reservedSegment is the first path segment reserved for subscriptions (B-6-01, D1).
@@ -43,13 +44,7 @@ const flatPrefix = "/v1/stream/"
 // model.ErrBadBucketID, model.ErrBadStreamID, model.ErrBadQuery (bad escapes).
 func (h *Handler) parseTarget(escaped string) (target, error) {
 	if h.cfg.CompatBucket != "" && strings.HasPrefix(escaped, flatPrefix) {
-		segs := strings.Split(escaped[len(flatPrefix):], "/")
-		t, err := streamTarget(h.cfg.CompatBucket, segs)
-		t.flat = true
-		if err == nil {
-			t.path = flatPrefix + segs[0]
-		}
-		return t, err
+		return flatTarget(h.cfg.CompatBucket, escaped[len(flatPrefix):])
 	}
 	if !strings.HasPrefix(escaped, "/") || escaped == "/" {
 		return target{}, model.ErrRouteNotFound
@@ -60,7 +55,7 @@ func (h *Handler) parseTarget(escaped string) (target, error) {
 		return target{}, model.ErrBadQuery
 	}
 	if bucket == reservedSegment {
-		return target{kind: tReserved}, nil
+		return target{kind: tReserved, param: strings.Join(segs[1:], "/")}, nil
 	}
 	if !model.ValidBucketID(bucket) {
 		return target{}, model.ErrBadBucketID
@@ -78,6 +73,35 @@ func (h *Handler) parseTarget(escaped string) (target, error) {
 	return t, err
 }
 
+// flatTarget parses the rest of a /v1/stream/ path: the whole of it is the stream name,
+// segments percent-decoded and joined with '/' (D1 amended); no sub-resources. A first
+// segment __ds is the reserved namespace. Errors: model.ErrBadStreamID (empty, '.', '..'
+// segments, NUL, a decoded '/' inside a segment, over model.MaxFlatNameBytes),
+// model.ErrBadQuery (bad escapes).
+func flatTarget(bucket, rest string) (target, error) {
+	segs := strings.Split(rest, "/")
+	if first, err := url.PathUnescape(segs[0]); err == nil && first == reservedSegment {
+		return target{kind: tReserved, bucket: bucket, flat: true, param: strings.Join(segs[1:], "/")}, nil
+	}
+	parts := make([]string, len(segs))
+	for i, seg := range segs {
+		p, err := url.PathUnescape(seg)
+		if err != nil {
+			return target{flat: true}, model.ErrBadQuery
+		}
+		if strings.Contains(p, "/") {
+			return target{flat: true}, model.ErrBadFlatName
+		}
+		parts[i] = p
+	}
+	name := strings.Join(parts, "/")
+	if err := model.CheckFlatName(name); err != nil {
+		return target{flat: true}, err
+	}
+	return target{kind: tStream, bucket: bucket, flat: true, path: flatPrefix + rest,
+		key: model.StreamKey{Bucket: bucket, Stream: name}}, nil
+}
+
 // streamTarget parses "{stream}[/{sub}[/{param}]]" within a bucket.
 func streamTarget(bucket string, segs []string) (target, error) {
 	name, err := url.PathUnescape(segs[0])
@@ -85,7 +109,7 @@ func streamTarget(bucket string, segs []string) (target, error) {
 		return target{}, model.ErrBadQuery
 	}
 	if name == reservedSegment {
-		return target{kind: tReserved}, nil
+		return target{kind: tReserved, bucket: bucket, param: strings.Join(segs[1:], "/")}, nil
 	}
 	if err := model.CheckStreamID(bucket, name); err != nil {
 		return target{}, err

@@ -29,12 +29,39 @@ type Config struct {
 	CompatBucket string
 	// MaxBody bounds request bodies in bytes (D5; default 32 MiB); larger is 413.
 	MaxBody int64
+	// BodyBudget bounds the bytes of request bodies held at once, over all requests
+	// (issue 20; default 48 MiB, at least MaxBody; negative: no bound). A body that does
+	// not fit gets 503 SERVER_BUSY with Retry-After.
+	BodyBudget int64
+	// BodyIdleTimeout is how long a request body may send no byte (default 10s); then
+	// 408 BODY_TIMEOUT and the connection closes.
+	BodyIdleTimeout time.Duration
+	// BodyTimeout bounds the reading of one whole request body (default 5m).
+	BodyTimeout time.Duration
+	// LiveBufferBudget bounds the bytes held, over all connections, for reads whose
+	// sockets do not take them (issue 20; default 64 MiB; negative: no bound). Past it the
+	// writes blocked longest are cut and their connections reset.
+	LiveBufferBudget int64
+	// SSESendBuffer is the kernel send buffer (SO_SNDBUF) of SSE connections, bounding
+	// what a subscriber that does not read pins in the kernel (default 128 KiB).
+	SSESendBuffer int
 	// AuthTokens, when non-empty, are the bearer tokens allowed to use the server
 	// (B-12-01); other requests get 401. Setting them implies CachePrivate.
 	AuthTokens []string
 	// CachePrivate marks cacheable reads `private` instead of `public` (A-04's option,
 	// B-10-01: private data) and adds `Vary: Authorization`.
 	CachePrivate bool
+	// Subscriptions is the delivery worker behind the __ds routes (base protocol §6-§7);
+	// nil answers them 501 (A-32). The Store must then implement SubscriptionStore.
+	Subscriptions SubscriptionWorker
+	// Webhooks allows type webhook subscriptions (--webhooks; D10: off by default).
+	Webhooks bool
+	// WebhookAllowLoopback admits http(s) webhook URLs to localhost, 127.0.0.0/8 and [::1]
+	// (--webhook-allow-loopback; the development exception, off by default).
+	WebhookAllowLoopback bool
+	// PublicURL is the origin of absolute URLs in subscription documents and deliveries
+	// (--public-url); empty: the creating request's scheme and Host.
+	PublicURL string
 }
 
 func (c *Config) defaults() {
@@ -50,6 +77,25 @@ func (c *Config) defaults() {
 	if c.MaxBody == 0 {
 		c.MaxBody = 32 << 20
 	}
+	if c.BodyBudget == 0 {
+		c.BodyBudget = 48 << 20
+	}
+	if c.BodyBudget > 0 {
+		// a body of MaxBody bytes must fit, in whole pieces
+		c.BodyBudget = max(c.BodyBudget, (c.MaxBody/bodyPiece+1)*bodyPiece)
+	}
+	if c.LiveBufferBudget == 0 {
+		c.LiveBufferBudget = 64 << 20
+	}
+	if c.SSESendBuffer == 0 {
+		c.SSESendBuffer = 128 << 10
+	}
+	if c.BodyIdleTimeout == 0 {
+		c.BodyIdleTimeout = 10 * time.Second
+	}
+	if c.BodyTimeout == 0 {
+		c.BodyTimeout = 5 * time.Minute
+	}
 	if len(c.AuthTokens) > 0 {
 		c.CachePrivate = true // a shared cache must never hold a protected read (B-12-01)
 	}
@@ -57,11 +103,14 @@ func (c *Config) defaults() {
 
 // Handler serves the protocol over a Store.
 type Handler struct {
-	store  Store
-	cfg    Config
-	router *httprouter.Router
-	now    func() time.Time
-	hubs   hubSet
+	store    Store
+	subStore SubscriptionStore // store's subscription methods (nil when it has none)
+	cfg      Config
+	router   *httprouter.Router
+	now      func() time.Time
+	hubs     hubSet
+	bodies   byteBudget // request body bytes held (Config.BodyBudget)
+	stalls   stallSet   // bytes held by blocked response writes (Config.LiveBufferBudget)
 }
 
 // Shutdown ends every SSE response parked on a hijacked connection with its final chunk
@@ -72,7 +121,9 @@ func (h *Handler) Shutdown() { h.hubs.close(5 * time.Second) }
 // New returns the HTTP handler for store.
 func New(store Store, cfg Config) *Handler {
 	cfg.defaults()
-	h := &Handler{store: store, cfg: cfg, now: time.Now}
+	h := &Handler{store: store, cfg: cfg, now: time.Now, bodies: byteBudget{limit: cfg.BodyBudget},
+		stalls: stallSet{limit: cfg.LiveBufferBudget, grace: stallGrace}}
+	h.subStore, _ = store.(SubscriptionStore)
 	r := httprouter.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
@@ -108,7 +159,7 @@ func methodOrRouteError(r *http.Request) error {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setCommonHeaders(w.Header(), r)
-	if len(h.cfg.AuthTokens) > 0 && r.Method != http.MethodOptions && !h.authorized(r) {
+	if len(h.cfg.AuthTokens) > 0 && r.Method != http.MethodOptions && !h.authorized(r) && !h.ownToken(r) {
 		writeError(w, r, model.ErrUnauthorized)
 		return
 	}

@@ -42,7 +42,13 @@ func (h *Handler) publishSnapshot(w http.ResponseWriter, r *http.Request, t targ
 	if err != nil {
 		return err
 	}
-	body, err := readBody(w, r, h.cfg.MaxBody)
+	if ct := r.Header.Get(hContentType); ct != "" {
+		if _, err := model.MediaType(ct); err != nil {
+			return model.ErrBadContentType // before the stream is looked up (model)
+		}
+	}
+	body, done, err := h.readBody(w, r, h.cfg.MaxBody, h.streamExists(t.key))
+	defer done()
 	if err != nil {
 		return err
 	}

@@ -22,22 +22,31 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	if err != nil {
 		return err
 	}
+	st, err := h.stalls.reserve(h.stalls.stepSize(), time.Now().Add(sseCatchUpTimeout), nil)
+	if err != nil {
+		lr.Close()
+		return err
+	}
 	res, err := lr.Read(q.firstRequest())
 	if err != nil {
+		h.stalls.release(st)
 		lr.Close()
 		return err
 	}
 	enc := sseEncoding(info, q)
 	setSSEHeaders(w.Header(), info, enc)
 	deadline := time.Now().Add(h.cfg.SSEMaxAge)
-	if c, hijacked := hijackSSE(w, r); hijacked {
+	if c, hijacked := hijackSSE(w, r, &h.stalls, h.cfg.SSESendBuffer); hijacked {
 		if c == nil {
+			h.stalls.release(st)
 			lr.Close()
 			return nil
 		}
-		h.sseHijacked(c, t.key, lr, q, enc, res, deadline)
+		h.stalls.arm(st, c.reset)
+		h.sseHijacked(c, t.key, lr, q, enc, res, st, deadline)
 		return nil
 	}
+	h.stalls.release(st) // served through net/http: writeHeld counts its writes
 	defer lr.Close()
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
@@ -45,10 +54,8 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	for {
 		buf.Reset()
 		h.writeEvents(&buf, enc, q, res)
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			return nil
-		}
-		if err := rc.Flush(); err != nil || res.EOF {
+		res.Data = nil // only the encoded events are held while the write blocks
+		if err := h.writeHeld(w, r, buf.Bytes(), true); err != nil || res.EOF {
 			return nil
 		}
 		if !res.UpToDate {
@@ -66,17 +73,33 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	}
 }
 
-// sseCatchUpTimeout bounds one write while a subscriber catches up on its own goroutine.
+// sseCatchUpTimeout bounds one write while a subscriber catches up on its own goroutine,
+// and the wait for room in the live-buffer budget before a read.
 const sseCatchUpTimeout = 30 * time.Second
 
+// sseReserve is the least one SSE catch-up step reserves in the live-buffer budget before
+// it reads: a read of sseReadBytes, encoded. Steps reserve the larger of it and what recent
+// steps held (stallSet.step: messages larger than a read make larger steps), and resize
+// to the encoding once known.
+const sseReserve = 2 * sseReadBytes
+
 // sseHijacked serves an SSE response on a hijacked connection: it catches up on this
-// goroutine, then parks the subscriber in its stream's hub and returns.
-func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q readQuery, enc sseEnc, res engine.ReadResult, deadline time.Time) {
-	var buf bytes.Buffer
+// goroutine, then parks the subscriber in its stream's hub and returns. Each step (read,
+// encode, write) holds its bytes in the live-buffer budget, reserved before the read (st,
+// for res): a reader that does not read holds one read's encoded events (reads are about
+// sseReadBytes) and may be cut (issue 20).
+func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q readQuery, enc sseEnc, res engine.ReadResult, st *stall, deadline time.Time) {
 	for {
-		buf.Reset()
-		h.writeEvents(&buf, enc, q, res)
-		if _, err := c.write(chunk(buf.Bytes()), sseCatchUpTimeout); err != nil {
+		buf := newChunkBuf(chunkPool.Get().(*bytes.Buffer))
+		buf.Grow(len(res.Data)*4/3 + 512)
+		h.writeEvents(buf, enc, q, res)
+		res.Data = nil
+		h.stalls.resize(st, buf.Cap())
+		h.stalls.noteStep(buf.Len())
+		_, err := c.write(frameChunk(buf), sseCatchUpTimeout)
+		putChunkBuf(buf)
+		h.stalls.release(st)
+		if err != nil {
 			c.abort()
 			lr.Close()
 			return
@@ -89,8 +112,13 @@ func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q 
 		if res.UpToDate {
 			break
 		}
-		var err error
+		if st, err = h.stalls.reserve(h.stalls.stepSize(), time.Now().Add(sseCatchUpTimeout), c.reset); err != nil {
+			c.finish()
+			lr.Close()
+			return
+		}
 		if res, err = lr.Read(q.nextRequest(res)); err != nil {
+			h.stalls.release(st)
 			c.finish()
 			lr.Close()
 			return
@@ -106,7 +134,7 @@ func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q 
 // interrupted chunk, catches up from there and parks again, so a slow or stalled reader
 // delays no other subscriber. res is the read the chunk came from (zero for keep-alives).
 func (h *Handler) sseResume(s *sseSub, rest []byte, res engine.ReadResult) {
-	if _, err := s.c.write(rest, sseCatchUpTimeout); err != nil {
+	if err := s.c.sendHeld(rest, len(rest), sseCatchUpTimeout); err != nil {
 		s.c.abort()
 		return
 	}
@@ -122,13 +150,20 @@ func (h *Handler) sseResume(s *sseSub, rest []byte, res engine.ReadResult) {
 		s.c.finish() // deleted meanwhile: the client learns it when it reconnects
 		return
 	}
+	st, err := h.stalls.reserve(h.stalls.stepSize(), time.Now().Add(sseCatchUpTimeout), s.c.reset)
+	if err != nil {
+		lr.Close()
+		s.c.finish()
+		return
+	}
 	next, err := lr.Read(s.q.nextRequest(engine.ReadResult{Next: s.next, RecordNext: s.nextRec}))
 	if err != nil || info.ID != s.info.ID {
+		h.stalls.release(st)
 		lr.Close()
 		s.c.finish() // gone behind retention, or another incarnation: the client resumes
 		return
 	}
-	h.sseHijacked(s.c, s.key, lr, s.q, s.enc, next, s.deadline)
+	h.sseHijacked(s.c, s.key, lr, s.q, s.enc, next, st, s.deadline)
 }
 
 // setSSEHeaders sets the head of an SSE response (B-5.8-01, B-5.8-02, extension §6.9).

@@ -1,9 +1,11 @@
 package httpd
 
 import (
+	"bytes"
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -11,15 +13,18 @@ import (
 // head and the chunked body itself, so that an idle subscriber costs no goroutine and no
 // net/http buffers (issue 9: 10,000 idle subscribers in bounded memory).
 type sseConn struct {
-	conn net.Conn
-	wdl  time.Time // the write deadline currently set
+	conn   net.Conn
+	wdl    time.Time // the write deadline currently set
+	stalls *stallSet // the live-buffer budget its blocked writes count in
 }
 
-// hijackSSE takes over the connection of an HTTP/1.1 request and writes the response head
-// with w's headers. hijacked is false (and w untouched) when the connection cannot be
-// hijacked (HTTP/2, test recorders, HTTP/1.0): the caller then serves through w. A nil
-// conn with hijacked true means the connection failed and is closed.
-func hijackSSE(w http.ResponseWriter, r *http.Request) (c *sseConn, hijacked bool) {
+// hijackSSE takes over the connection of an HTTP/1.1 request, bounds its kernel send
+// buffer to sndbuf bytes (issue 20: a reader that does not read pins at most that in the
+// kernel), and writes the response head with w's headers. hijacked is false (and w
+// untouched) when the connection cannot be hijacked (HTTP/2, test recorders, HTTP/1.0):
+// the caller then serves through w. A nil conn with hijacked true means the connection
+// failed and is closed.
+func hijackSSE(w http.ResponseWriter, r *http.Request, stalls *stallSet, sndbuf int) (c *sseConn, hijacked bool) {
 	hj, ok := w.(http.Hijacker)
 	if !ok || r.ProtoMajor != 1 || r.ProtoMinor != 1 {
 		return nil, false
@@ -40,12 +45,15 @@ func hijackSSE(w http.ResponseWriter, r *http.Request) (c *sseConn, hijacked boo
 	b := bufWriter{b: head}
 	_ = h.Write(&b)
 	b.b = append(b.b, "\r\n"...)
-	conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	if _, err := conn.Write(b.b); err != nil {
-		conn.Close()
+	if tc := tcpOf(conn); tc != nil && sndbuf > 0 {
+		_ = tc.SetWriteBuffer(sndbuf)
+	}
+	c = &sseConn{conn: conn, stalls: stalls}
+	if _, err := c.write(b.b, 10*time.Second); err != nil {
+		c.reset()
 		return nil, true
 	}
-	return &sseConn{conn: conn}, true
+	return c, true
 }
 
 type bufWriter struct{ b []byte }
@@ -55,13 +63,40 @@ func (w *bufWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// chunk frames payload as one HTTP/1.1 chunk.
-func chunk(payload []byte) []byte {
-	out := make([]byte, 0, len(payload)+12)
-	out = strconv.AppendInt(out, int64(len(payload)), 16)
-	out = append(out, '\r', '\n')
-	out = append(out, payload...)
-	return append(out, '\r', '\n')
+// chunkReserve is the room left before a payload for its chunk header (frameChunk).
+const chunkReserve = 18
+
+// newChunkBuf returns a buffer for one chunk's payload, with room for its header.
+func newChunkBuf(b *bytes.Buffer) *bytes.Buffer {
+	if b == nil {
+		b = new(bytes.Buffer)
+	}
+	b.Reset()
+	b.Write(make([]byte, chunkReserve))
+	return b
+}
+
+// frameChunk frames the payload written to b after newChunkBuf as one HTTP/1.1 chunk, in
+// place (no copy of the payload), and returns the framed bytes.
+func frameChunk(b *bytes.Buffer) []byte {
+	n := b.Len() - chunkReserve
+	b.WriteString("\r\n")
+	var hdr [chunkReserve]byte
+	h := append(strconv.AppendInt(hdr[:0], int64(n), 16), '\r', '\n')
+	out := b.Bytes()[chunkReserve-len(h):]
+	copy(out, h)
+	return out
+}
+
+// chunkPool recycles the catch-up buffers of SSE responses (at most maxPooledChunk each).
+var chunkPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledChunk = 256 << 10
+
+func putChunkBuf(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledChunk {
+		chunkPool.Put(b)
+	}
 }
 
 // lastChunk ends a chunked body.
@@ -84,13 +119,33 @@ func (c *sseConn) write(framed []byte, timeout time.Duration) (n int, err error)
 // five bytes is cut rather than waited for.
 const sseFinishTimeout = 20 * time.Millisecond
 
-// finish ends the response properly and closes the connection.
+// sendHeld writes rest as a stall of held bytes, for at most timeout.
+func (c *sseConn) sendHeld(rest []byte, held int, timeout time.Duration) error {
+	st := c.stalls.hold(held, c.reset)
+	_, err := c.write(rest, timeout)
+	c.stalls.release(st)
+	return err
+}
+
+// finish ends the response properly and closes the connection; a socket that cannot take
+// the last chunk is reset instead.
 func (c *sseConn) finish() {
 	c.conn.SetWriteDeadline(time.Now().Add(sseFinishTimeout))
-	_, _ = c.conn.Write(lastChunk)
+	if _, err := c.conn.Write(lastChunk); err != nil {
+		c.reset()
+		return
+	}
 	c.conn.Close()
 }
 
-// abort closes the connection without ending the body (the client sees a cut response
+// abort resets the connection without ending the body (the client sees a cut response
 // and reconnects from its last control event).
-func (c *sseConn) abort() { c.conn.Close() }
+func (c *sseConn) abort() { c.reset() }
+
+// reset closes the connection with SO_LINGER 0: the kernel sends RST and frees the send
+// queue at once, instead of keeping it as an orphan toward a reader that does not read.
+// Safe while another goroutine writes (its write fails).
+func (c *sseConn) reset() {
+	lingerOff(c.conn)
+	c.conn.Close()
+}

@@ -1,7 +1,6 @@
 package httpd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -252,9 +251,10 @@ func (hb *sseHub) deliverGroup(members []*sseSub) bool {
 		if len(res.Data) == 0 && !res.EOF {
 			return true
 		}
-		var buf bytes.Buffer
-		hb.h.writeEvents(&buf, rep.enc, rep.q, res)
-		hb.send(chunk(buf.Bytes()), members, res)
+		buf := newChunkBuf(nil)
+		hb.h.writeEvents(buf, rep.enc, rep.q, res)
+		res.Data = nil
+		hb.send(frameChunk(buf), members, res)
 		if res.EOF {
 			for _, s := range members {
 				if !s.dead {
@@ -325,9 +325,9 @@ func (hb *sseHub) housekeep(now time.Time) {
 	}
 	for _, members := range groups {
 		rep := members[0]
-		var buf bytes.Buffer
-		hb.h.writeControlEvent(&buf, rep.q, rep.info, rep.next, rep.nextRec, true, false)
-		hb.send(chunk(buf.Bytes()), members, engine.ReadResult{})
+		buf := newChunkBuf(nil)
+		hb.h.writeControlEvent(buf, rep.q, rep.info, rep.next, rep.nextRec, true, false)
+		hb.send(frameChunk(buf), members, engine.ReadResult{})
 	}
 	hb.compact()
 }

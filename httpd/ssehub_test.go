@@ -26,7 +26,9 @@ func liveServer(t *testing.T, cfg Config) (*httptest.Server, *Handler) {
 	eng.CreateBucket("default")
 	cfg.CompatBucket = "default"
 	h := New(EngineStore{Engine: eng}, cfg)
-	srv := httptest.NewServer(h)
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnContext = ConnContext
+	srv.Start()
 	t.Cleanup(func() { h.Shutdown(); srv.Close(); eng.Close() })
 	return srv, h
 }

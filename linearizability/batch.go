@@ -48,7 +48,7 @@ func (c EngineClient) AppendBatch(stream string, frames []string) Output {
 
 // AppendBatch implements Client: POST {stream}/append-batch.
 func (c *HTTPClient) AppendBatch(stream string, frames []string) Output {
-	resp, err := c.do(http.MethodPost, c.streamURL(stream)+"/append-batch",
+	resp, err := c.do(http.MethodPost, c.extURL(stream)+"/append-batch",
 		http.Header{"Content-Type": {c.contentType(stream)}}, batchBody(frames))
 	out := output(resp, err)
 	if out.Unknown() || out.Status != 200 {

@@ -33,6 +33,9 @@ type HTTPClient struct {
 	Base    string // no trailing slash
 	Surface Surface
 	Bucket  string // bucketed surface only
+	// CompatBucket is the bucket behind the flat surface, where a flat stream's extension
+	// sub-resources live (D1 amended; default dsd's "default").
+	CompatBucket string
 	// Timeout bounds one non-live request; a request that runs out has an unknown
 	// outcome (default 10 s).
 	Timeout time.Duration
@@ -59,6 +62,20 @@ func (c *HTTPClient) streamURL(stream string) string {
 		return c.Base + "/" + url.PathEscape(c.Bucket) + "/" + url.PathEscape(stream)
 	}
 	return c.Base + "/v1/stream/" + url.PathEscape(stream)
+}
+
+// extURL is the stream's URL for extension sub-resources, which live on the bucketed
+// surface only (D1 amended): on the flat surface a stream without '/' is
+// /{CompatBucket}/{name}.
+func (c *HTTPClient) extURL(stream string) string {
+	if c.Surface == SurfaceBucketed {
+		return c.streamURL(stream)
+	}
+	b := c.CompatBucket
+	if b == "" {
+		b = "default"
+	}
+	return c.Base + "/" + url.PathEscape(b) + "/" + url.PathEscape(stream)
 }
 
 // Setup creates the bucket on the bucketed surface (201, or 409 when it exists).

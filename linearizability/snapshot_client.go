@@ -97,13 +97,13 @@ func (c EngineClient) Bootstrap(stream string) Output {
 
 // PublishSnapshot implements Client: PUT {stream}/snapshot/{offset}.
 func (c *HTTPClient) PublishSnapshot(stream, tok, blob string) Output {
-	return output(c.do(http.MethodPut, c.streamURL(stream)+"/snapshot/"+url.PathEscape(tok),
+	return output(c.do(http.MethodPut, c.extURL(stream)+"/snapshot/"+url.PathEscape(tok),
 		http.Header{"Content-Type": {SnapshotType}}, []byte(blob)))
 }
 
 // SetRetention implements Client: PUT {stream}/retention/{offset}.
 func (c *HTTPClient) SetRetention(stream, tok string) Output {
-	return output(c.do(http.MethodPut, c.streamURL(stream)+"/retention/"+url.PathEscape(tok), nil, nil))
+	return output(c.do(http.MethodPut, c.extURL(stream)+"/retention/"+url.PathEscape(tok), nil, nil))
 }
 
 // errSuperseded makes a snapshot read whose snapshot was replaced between the 307 and
@@ -116,7 +116,7 @@ func (c *HTTPClient) ReadSnapshot(stream string) Output {
 	nc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	cc := *c
 	cc.HTTP = &nc
-	resp, err := cc.do(http.MethodGet, c.streamURL(stream)+"/snapshot", nil, nil)
+	resp, err := cc.do(http.MethodGet, c.extURL(stream)+"/snapshot", nil, nil)
 	if err != nil || resp.StatusCode != http.StatusTemporaryRedirect {
 		return output(resp, err)
 	}
@@ -141,7 +141,7 @@ func (c *HTTPClient) ReadSnapshot(stream string) Output {
 // Bootstrap implements Client: GET {stream}/bootstrap parsed with mime/multipart; JSON
 // update parts get their canonical "\n" back (D3).
 func (c *HTTPClient) Bootstrap(stream string) Output {
-	resp, err := c.do(http.MethodGet, c.streamURL(stream)+"/bootstrap", nil, nil)
+	resp, err := c.do(http.MethodGet, c.extURL(stream)+"/bootstrap", nil, nil)
 	out := output(resp, err)
 	if out.Unknown() || out.Status != 200 {
 		return out

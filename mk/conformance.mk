@@ -3,7 +3,9 @@
 #   make conformance                  dsd, fresh, both surfaces, mode full, with dsd's extensions;
 #                                     then the mutants test (the kit must fail broken servers)
 #   make conformance BASE_URL=URL [SURFACE=flat|bucketed] [MODE=...] [LABEL_FILTER=...]
-#                                     any running server
+#                    [COMPAT_BUCKET=default]
+#                                     any running server (COMPAT_BUCKET: dsd's flat surface,
+#                                     whose extension sub-resources live in that bucket)
 #   make conformance-node             the Node reference server (flat surface)
 #   make conformance-list             regenerate conformance/testdata/specs.txt
 #   make conformance-matrix           dsd (both surfaces) + Node, then CONFORMANCE.md's table
@@ -19,11 +21,14 @@ BASE_URL       ?=
 EXTENSIONS     ?= auto
 # The extensions dsd implements, named explicitly so that a regression fails instead of
 # being skipped by auto-detection (buckets is implied on the bucketed surface).
-DSD_EXTENSIONS ?= fork,json-record-coordinates-v1,snapshot,bootstrap,append-batch,attrs
+DSD_EXTENSIONS ?= fork,json-record-coordinates-v1,snapshot,bootstrap,append-batch,attrs,subscriptions
+# dsd serves subscriptions with webhooks and the loopback exception (the kit's receivers are on
+# 127.0.0.1).
+DSD_SUBS_FLAGS ?= --webhooks --webhook-allow-loopback
 
 CONF_FLAGS = --mode $(MODE) --long-poll-timeout $${DS_LONGPOLL_MS:-500}ms \
              $(if $(LABEL_FILTER),--label-filter '$(LABEL_FILTER)')
-DSD_CONF   = $(DSCONFORM) $(CONF_FLAGS) --extensions $(DSD_EXTENSIONS) --profiles dsd
+DSD_CONF   = $(DSCONFORM) $(CONF_FLAGS) --extensions $(DSD_EXTENSIONS) --profiles dsd --compat-bucket default
 
 .PHONY: conformance conformance-node conformance-list conformance-matrix
 
@@ -31,18 +36,19 @@ DSD_CONF   = $(DSCONFORM) $(CONF_FLAGS) --extensions $(DSD_EXTENSIONS) --profile
 conformance: build
 ifeq ($(BASE_URL),)
 	@rc=0; \
-	tools/with-server.sh dsd $(DSD_CONF) --surface bucketed --report-dir $(CONF_REPORTS)/dsd-bucketed || rc=1; \
-	tools/with-server.sh dsd $(DSD_CONF) --surface flat --report-dir $(CONF_REPORTS)/dsd-flat || rc=1; \
+	DSD_FLAGS="$(DSD_SUBS_FLAGS)" tools/with-server.sh dsd $(DSD_CONF) --surface bucketed --report-dir $(CONF_REPORTS)/dsd-bucketed || rc=1; \
+	DSD_FLAGS="$(DSD_SUBS_FLAGS)" tools/with-server.sh dsd $(DSD_CONF) --surface flat --report-dir $(CONF_REPORTS)/dsd-flat || rc=1; \
 	DSD_MUTANTS=1 $(GO) test -count=1 -run TestMutants ./cmd/dsconform || rc=1; \
 	exit $$rc
 else
 	$(DSCONFORM) $(CONF_FLAGS) --base-url $(BASE_URL) --surface $(SURFACE) --extensions $(EXTENSIONS) \
+	  $(if $(COMPAT_BUCKET),--compat-bucket $(COMPAT_BUCKET)) \
 	  --report-dir $(CONF_REPORTS)/custom
 endif
 
 ## conformance-node: the kit against the Node reference server (flat surface).
 conformance-node: build peers-install
-	tools/with-server.sh node $(DSCONFORM) $(CONF_FLAGS) --surface flat --report-dir $(CONF_REPORTS)/node
+	DS_WEBHOOKS=1 tools/with-server.sh node $(DSCONFORM) $(CONF_FLAGS) --surface flat --report-dir $(CONF_REPORTS)/node
 
 ## conformance-list: regenerate the golden spec inventory (checked by go test ./cmd/dsconform).
 conformance-list:
@@ -51,11 +57,11 @@ conformance-list:
 ## conformance-matrix: run dsd (both surfaces) and Node in mode full, then regenerate the
 ## requirements section of CONFORMANCE.md. Failing runs are recorded, not fatal.
 conformance-matrix: build peers-install
-	-tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
+	-DSD_FLAGS="$(DSD_SUBS_FLAGS)" tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
 	  --surface bucketed --report-dir $(CONF_REPORTS)/dsd-bucketed
-	-tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
-	  --surface flat --report-dir $(CONF_REPORTS)/dsd-flat
-	-tools/with-server.sh node $(DSCONFORM) --mode full --surface flat --report-dir $(CONF_REPORTS)/node
+	-DSD_FLAGS="$(DSD_SUBS_FLAGS)" tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
+	  --surface flat --compat-bucket default --report-dir $(CONF_REPORTS)/dsd-flat
+	-DS_WEBHOOKS=1 tools/with-server.sh node $(DSCONFORM) --mode full --surface flat --report-dir $(CONF_REPORTS)/node
 	$(DSCONFORM) matrix --out CONFORMANCE.md \
 	  --run "dsd (bucketed)=$(CONF_REPORTS)/dsd-bucketed" \
 	  --run "dsd (flat)=$(CONF_REPORTS)/dsd-flat" \

@@ -4,7 +4,8 @@
 # linearizability/roles.go), with the extensions (append-batch, snapshots, retention,
 # bootstrap, records) and forks.
 #   engine level: Go tests in ./linearizability (engine API and dsd's handler in process,
-#                 planted bugs, lost responses, fixtures)
+#                 planted bugs, lost responses, fixtures; the pull-wake lease of
+#                 subscriptions against its porcupine model, subs_model.go)
 #   HTTP level:   dslincheck against a fresh dsd (flat and bucketed surfaces), then the same
 #                 run through a stale caching proxy, which must be reported as a violation.
 # Reports of failing runs go to $(REPORT_DIR)/linearizability; the dsd runs always write theirs.
@@ -27,7 +28,7 @@ linearizability: linearizability-engine linearizability-http
 linearizability-engine:
 	@mkdir -p $(LIN_REPORT_DIR)
 	@REPORT_DIR=$(REPORT_DIR) $(GO) test -count=1 -timeout 5m -v \
-	  -run '^(TestEngineLinearizability|TestHTTPLinearizability|TestPlantedBugs.*|TestLostResponsesAreNotViolations|TestFixtures|TestClosedRefusalWaitsForTheClose)$$' \
+	  -run '^(TestEngineLinearizability|TestHTTPLinearizability|TestPlantedBugs.*|TestLostResponsesAreNotViolations|TestFixtures|TestClosedRefusalWaitsForTheClose|TestSubscriptionLeaseLinearizable|TestSubModelRejectsBugs)$$' \
 	  ./linearizability -args -lin.ops=$(LIN_OPS) -lin.clients=$(LIN_CLIENTS) -lin.streams=$(LIN_STREAMS) >$(LIN_REPORT_DIR)/engine.log 2>&1; \
 	  rc=$$?; grep -E '^(--- |ok|FAIL)|seed [0-9]+:|caught|violations|report:' $(LIN_REPORT_DIR)/engine.log \
 	    | grep -v -- '--- PASS: TestFixtures/'; \

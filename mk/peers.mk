@@ -29,9 +29,10 @@ $(PEER_STAMP): tools/peers/package.json tools/peers/*.mjs
 	cd $(PEER_DIR) && npm install --no-audit --no-fund --loglevel=error
 	@rm -f $(PEER_DIR)/.installed-*; touch $@
 
-## peer-conformance: the upstream suite (332 core tests) against a fresh dsd.
+## peer-conformance: the upstream suite (338 tests, its 6 subscription tests on) against a
+## fresh dsd with webhooks and the loopback exception (the suite's receivers are on 127.0.0.1).
 peer-conformance: build peers-install
-	tools/with-server.sh dsd tools/run-upstream-suite.sh
+	DSD_FLAGS="--webhooks --webhook-allow-loopback" DS_SUBSCRIPTIONS=1 tools/with-server.sh dsd tools/run-upstream-suite.sh
 
 ## peer-conformance-node: the same suite against the Node reference server (for comparison).
 peer-conformance-node: peers-install

@@ -38,6 +38,7 @@ var (
 	ErrRepeatedHeader     = newErr("REPEATED_HEADER", "a single-valued protocol header was sent more than once")
 	ErrBadBucketID        = newErr("INVALID_BUCKET_ID", "bucket_id must match ^[a-z0-9_-]{4,64}$")
 	ErrBadStreamID        = newErr("INVALID_STREAM_ID", "stream_id must be UTF-8, at most 122 bytes (with its bucket), without '/', NUL or '..'")
+	ErrBadFlatName        = newErr("INVALID_STREAM_ID", "a /v1/stream/ name must be UTF-8 of at most 1024 bytes, '/'-separated segments that are not empty, '.' or '..', without NUL or an escaped '/', not starting with __ds")
 	ErrBadForkRequest     = newErr("INVALID_FORK", "the fork headers are malformed")
 	ErrBadAttrs           = newErr("INVALID_ATTRS", "stream attributes must be a JSON object of at most 16 KiB")
 	ErrBadBatch           = newErr("INVALID_BATCH", "the append-batch body or headers are malformed")
@@ -96,8 +97,14 @@ var (
 
 // Storage (D4).
 var (
-	ErrStorageFailed = newErr("STORAGE_FAILED", "storage failed; the server refuses writes until restarted")
+	ErrStorageFailed = newErr("STORAGE_FAILED", "storage failed; the server refuses writes until its storage works again")
 	ErrShuttingDown  = newErr("SHUTTING_DOWN", "the server is shutting down")
+)
+
+// Server limits on request bodies (D5 limits; dsd's own bounds, CONFORMANCE.md).
+var (
+	ErrBusy        = newErr("SERVER_BUSY", "the server holds as many request bodies or live-read bytes as it allows; retry after Retry-After seconds")
+	ErrBodyTimeout = newErr("BODY_TIMEOUT", "the request body stalled: no byte arrived within the server's body idle timeout")
 )
 
 // ClosedError is returned for an append to a closed stream (B-5.2-07, B-5.2-10): 409 with
@@ -194,7 +201,7 @@ var AllErrors = []error{
 	ErrBadOffset, ErrBadTTL, ErrBadExpiresAt, ErrTTLAndExpiresAt, ErrBadContentType,
 	ErrMissingContentType, ErrEmptyBody, ErrBadProducer, ErrBadStreamSeq, ErrInvalidJSON,
 	ErrEmptyJSONArray, ErrBadLive, ErrLiveNeedsOffset, ErrBadQuery, ErrRepeatedHeader, ErrBadBucketID,
-	ErrBadStreamID, ErrBadForkRequest, ErrBadAttrs, ErrBadBatch, ErrBadRecord, ErrBadSnapshot,
+	ErrBadStreamID, ErrBadFlatName, ErrBadForkRequest, ErrBadAttrs, ErrBadBatch, ErrBadRecord, ErrBadSnapshot,
 	ErrTooLarge, ErrBadBody, ErrTooManyMessages, ErrBucketReserved, ErrUnauthorized, ErrNotImplemented, ErrRouteNotFound, ErrMethodNotAllowed,
 	ErrOffsetBeyondTail, ErrOffsetNotBoundary, ErrOffsetGone,
 	ErrBucketNotFound, ErrBucketExists, ErrBucketNotEmpty,
@@ -203,7 +210,9 @@ var AllErrors = []error{
 	ErrContentTypeMismatch, ErrStreamSeqConflict, ErrEpochSeqNotZero,
 	ErrSnapshotNotFound, ErrSnapshotConflict, ErrSnapshotPastTail, ErrSnapshotMatch, ErrSnapshotLatest,
 	ErrRetentionInvalid,
-	ErrStorageFailed, ErrShuttingDown,
+	ErrStorageFailed, ErrShuttingDown, ErrBusy, ErrBodyTimeout,
+	ErrBadSubscription, ErrSubExists, ErrBadSubID,
+	ErrSubFenced, ErrSubClaimed, ErrSubNoPendingWork, ErrSubAckOffset,
 	&ClosedError{}, &StaleEpochError{}, &SeqGapError{}, &RecordMismatchError{},
 	&RecordRangeError{}, &RecordRangeError{Gone: true},
 }

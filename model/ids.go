@@ -38,6 +38,29 @@ func CheckStreamID(bucket, stream string) error {
 	return nil
 }
 
+// MaxFlatNameBytes bounds a stream name on the flat surface (D1 amended).
+const MaxFlatNameBytes = 1024
+
+// ReservedSegment is the first path segment reserved for subscriptions (B-6-01, D1).
+const ReservedSegment = "__ds"
+
+// CheckFlatName validates a decoded flat-surface stream name (D1 amended): valid UTF-8, at
+// most 1,024 bytes, no NUL, '/'-separated segments that are neither empty nor "." nor "..",
+// a first segment other than __ds, and not the reserved "streams" (the compat bucket's
+// listing). Errors: ErrBadFlatName.
+func CheckFlatName(name string) error {
+	if name == "" || name == ReservedStreamID || len(name) > MaxFlatNameBytes ||
+		!utf8.ValidString(name) || strings.IndexByte(name, 0) >= 0 {
+		return ErrBadFlatName
+	}
+	for i, seg := range strings.Split(name, "/") {
+		if seg == "" || seg == "." || seg == ".." || (i == 0 && seg == ReservedSegment) {
+			return ErrBadFlatName
+		}
+	}
+	return nil
+}
+
 // StreamKey names a stream: its bucket and its bucket-local id.
 type StreamKey struct {
 	Bucket string

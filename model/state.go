@@ -148,7 +148,8 @@ func (s State) touchLive(key StreamKey, now time.Time) (State, *stream, Result) 
 	return s.withStream(key, st), st, Result{}
 }
 
-// checkKey validates a stream URL's ids: a bad bucket id or stream id is 400
+// checkKey validates a stream URL's ids (X-1.1; the model speaks the bucketed surface's
+// ids, flat names being httpd's, CheckFlatName): a bad bucket id or stream id is 400
 // before anything is looked up.
 func checkKey(key StreamKey) error {
 	if !ValidBucketID(key.Bucket) {

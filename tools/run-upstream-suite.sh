@@ -22,8 +22,8 @@ for (const f of r.testResults) for (const t of f.assertionResults) {
   else if (t.status === "failed") { failed++; fails.push(t.fullName + "\n    " + (t.failureMessages[0] || "").split("\n")[0]); }
   else { skipped++; skips.push(t.status + " " + t.fullName); }
 }
-// The suite gates tests on its options; the harness runs it with subscriptions: false (dsd
-// answers 501 to the reserved __ds subscription API, issue 2), so those are the skips.
+// The suite gates tests on its options; without DS_SUBSCRIPTIONS=1 the harness runs it with
+// subscriptions: false, so those are the skips.
 for (const s of skips) {
   const name = s.slice(s.indexOf(" ") + 1);
   const why = name.startsWith("Reserved subscription APIs") ? "its subscriptions option is off" : "gated by the suite runIf/skipIf options";

@@ -61,7 +61,7 @@ func runBatch(args []string) error {
 		frames[i] = payload
 	}
 	body := encodeBatch(frames)
-	st, resp, err := t.do(ctx, http.MethodPost, t.StreamURL(t.StreamName(0))+"/append-batch",
+	st, resp, err := t.do(ctx, http.MethodPost, t.ExtURL(t.StreamName(0))+"/append-batch",
 		map[string]string{"Content-Type": ctype}, encodeBatch(frames[:1]))
 	switch {
 	case err != nil:
@@ -127,7 +127,7 @@ func runBatch(args []string) error {
 func batchLoop(ctx context.Context, t *Target, c batchConfig, ctype string, body []byte) (Statuses, *loopStats) {
 	urls := make([]string, c.Streams)
 	for i := range urls {
-		urls[i] = t.StreamURL(t.StreamName(i)) + "/append-batch"
+		urls[i] = t.ExtURL(t.StreamName(i)) + "/append-batch"
 	}
 	var mu sync.Mutex
 	frameStatuses := Statuses{}

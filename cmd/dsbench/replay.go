@@ -86,7 +86,7 @@ func runReplay(args []string) error {
 	workload := "replay"
 	if c.Bootstrap {
 		workload = "replay-bootstrap"
-		st, _, err := t.do(ctx, http.MethodGet, t.StreamURL(t.StreamName(0))+"/bootstrap", nil, nil)
+		st, _, err := t.do(ctx, http.MethodGet, t.ExtURL(t.StreamName(0))+"/bootstrap", nil, nil)
 		if err != nil {
 			return err
 		}
@@ -148,7 +148,7 @@ func replaySetup(ctx context.Context, t *Target, c replayConfig) (bool, error) {
 		if c.SnapSize > 0 {
 			half = bytes.Repeat([]byte{'s'}, c.SnapSize)
 		}
-		st, b, err := t.do(ctx, http.MethodPut, a.url+"/snapshot/"+url.PathEscape(mid), map[string]string{"Content-Type": ctype}, half)
+		st, b, err := t.do(ctx, http.MethodPut, t.ExtURL(t.StreamName(i))+"/snapshot/"+url.PathEscape(mid), map[string]string{"Content-Type": ctype}, half)
 		if err != nil {
 			return err
 		}
@@ -203,7 +203,7 @@ func replayRead(ctx context.Context, t *Target, c replayConfig, workload string)
 			<-gate
 			t0 := time.Now()
 			if c.Bootstrap {
-				res.bytes, res.parts, res.err = bootstrapRead(ctx, t.Client, u, &res.lat, res.statuses)
+				res.bytes, res.parts, res.err = bootstrapRead(ctx, t.Client, t.ExtURL(t.StreamName(i%c.Streams)), &res.lat, res.statuses)
 				res.reqs = 1
 			} else {
 				res.bytes, res.reqs, res.err = catchUpRead(ctx, t.Client, u, &res.lat, res.statuses)

@@ -109,6 +109,15 @@ func (t *Target) StreamURL(name string) string {
 	return t.Base + "/" + t.Bucket + "/" + url.PathEscape(name)
 }
 
+// ExtURL returns the URL of the named stream for extension sub-resources, which live on
+// the bucketed surface only (D1 amended): a flat target uses dsd's compat bucket "default".
+func (t *Target) ExtURL(name string) string {
+	if t.Bucket == "" {
+		return t.Base + "/default/" + url.PathEscape(name)
+	}
+	return t.StreamURL(name)
+}
+
 // Prepare creates the bucket when the target is bucketed (201 created or 409 exists are both
 // fine). A 404/405/501 answer means the server has no buckets: errUnsupported.
 func (t *Target) Prepare(ctx context.Context) error {

@@ -13,11 +13,39 @@ import (
 )
 
 // extMutantExtensions are enabled for the extension mutants' runs.
-const extMutantExtensions = "snapshot,bootstrap,append-batch,attrs"
+const extMutantExtensions = "snapshot,bootstrap,append-batch,attrs,subscriptions"
 
 // extMutants each break one requirement of the snapshot, bootstrap, append-batch or
-// attributes extension (extension §2-§5) of the real server behind the proxy.
+// attributes extension (extension §2-§5), or of subscriptions (base §6-§7), of the real
+// server behind the proxy.
 var extMutants = []mutant{
+	{name: "stale acks and releases are accepted", breaks: "B-7-06", filter: "B-7-06", m: mutation{
+		response: func(p *proxy, x *exchange) {
+			if x.status != http.StatusConflict || !strings.Contains(string(x.respBody), `"FENCED"`) {
+				return
+			}
+			switch {
+			case strings.HasSuffix(x.in.URL.Path, "/ack"):
+				x.status, x.respBody = http.StatusOK, []byte(`{"ok":true,"next_wake":false}`)
+			case strings.HasSuffix(x.in.URL.Path, "/release"):
+				x.status, x.respBody = http.StatusNoContent, nil
+			}
+		},
+	}},
+	{name: "a second claim takes the lease too", breaks: "B-7-05", filter: "B-7-05", m: mutation{
+		response: func(p *proxy, x *exchange) {
+			if strings.HasSuffix(x.in.URL.Path, "/claim") && strings.Contains(string(x.respBody), `"ALREADY_CLAIMED"`) {
+				x.status, x.respBody = http.StatusOK, []byte(`{"wake_id":"w_0","generation":1,"token":"t","streams":[]}`)
+			}
+		},
+	}},
+	{name: "kids are not derived from the key", breaks: "B-6-08", filter: "B-6-08", m: mutation{
+		response: func(p *proxy, x *exchange) {
+			if strings.HasSuffix(x.in.URL.Path, "/jwks.json") {
+				x.respBody = []byte(strings.ReplaceAll(string(x.respBody), `"kid":"ds_`, `"kid":"ds_0`))
+			}
+		},
+	}},
 	{name: "bootstrap without its first part", breaks: "X-3.2-05", filter: "X-3.2-05", m: mutation{
 		response: func(p *proxy, x *exchange) {
 			if x.in.Method != http.MethodGet || x.status != http.StatusOK || !strings.HasSuffix(x.in.URL.Path, "/bootstrap") {
@@ -67,13 +95,22 @@ var extMutants = []mutant{
 		response: func(p *proxy, x *exchange) {
 			path := strings.SplitN(x.in.URL.Path, "/snapshot/", 2)
 			switch {
-			case x.in.Method == http.MethodPut && x.status == http.StatusNoContent && len(path) == 2 && p.recall(path[0]) == "":
-				p.remember(path[0], x.in.URL.Path[len(path[0])+len("/snapshot/"):])
-			case x.in.Method == http.MethodHead && x.header.Get("Stream-Snapshot-Offset") != "" && p.recall(x.in.URL.Path) != "":
-				x.header.Set("Stream-Snapshot-Offset", p.recall(x.in.URL.Path))
+			case x.in.Method == http.MethodPut && x.status == http.StatusNoContent && len(path) == 2 && p.recall(streamName(path[0])) == "":
+				p.remember(streamName(path[0]), x.in.URL.Path[len(path[0])+len("/snapshot/"):])
+			case x.in.Method == http.MethodHead && x.header.Get("Stream-Snapshot-Offset") != "" && p.recall(streamName(x.in.URL.Path)) != "":
+				x.header.Set("Stream-Snapshot-Offset", p.recall(streamName(x.in.URL.Path)))
 			}
 		},
 	}},
+}
+
+// streamName is the name in a flat stream path or a compat-bucket path (the kit reaches a
+// flat stream's sub-resources as /default/{name}/..., DESIGN D1 amended).
+func streamName(path string) string {
+	if n, ok := strings.CutPrefix(path, "/v1/stream/"); ok {
+		return n
+	}
+	return strings.TrimPrefix(path, "/default/")
 }
 
 // TestMutantsExtensions is TestMutants for the extensions dsd implements: each mutant's

@@ -209,7 +209,7 @@ func runKit(t *testing.T, base, filter string, extra ...string) kitRun {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	args := []string{"--base-url", base, "--surface", "flat", "--extensions", "none",
+	args := []string{"--base-url", base, "--surface", "flat", "--compat-bucket", "default", "--extensions", "none",
 		"--label-filter", filter, "--report-dir", dir, "--long-poll-timeout", "500ms", "--spec-timeout", "15s"}
 	cmd := dsconformCmd(ctx, append(args, extra...)...)
 	out, err := cmd.CombinedOutput()

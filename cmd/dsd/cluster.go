@@ -41,6 +41,7 @@ func clusterFlags(fs *flag.FlagSet, c *clusterOptions) {
 // to close them.
 type served struct {
 	store httpd.Store
+	subs  httpd.SubscriptionWorker // nil: no subscriptions (the cluster: 501, A-32)
 	wrap  func(http.Handler) http.Handler
 	path  string
 	close func() error
@@ -64,8 +65,17 @@ func openServed(o options, addr string) (served, error) {
 			return served{}, fmt.Errorf("compat bucket %q: %w", o.compatBucket, err)
 		}
 	}
-	return served{store: httpd.EngineStore{Engine: eng}, path: eng.Path(), close: eng.Close,
-		wrap: func(h http.Handler) http.Handler { return h }}, nil
+	worker, err := startWorker(eng, o)
+	if err != nil {
+		eng.Close()
+		return served{}, err
+	}
+	return served{store: httpd.EngineStore{Engine: eng}, subs: worker, path: eng.Path(),
+		wrap: func(h http.Handler) http.Handler { return h },
+		close: func() error {
+			stopWorker(worker)
+			return eng.Close()
+		}}, nil
 }
 
 // openCluster joins (or forms) a cluster: an embedded nats-server or a connection to an

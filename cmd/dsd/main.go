@@ -3,7 +3,9 @@
 //
 //	dsd [--addr 127.0.0.1:4437] [--data-dir ./data] [--long-poll-timeout 20s]
 //	    [--sse-max-age 60s] [--compat-bucket default] [--max-body 33554432]
-//	    [--auth-tokens FILE] [--cache-private]
+//	    [--auth-tokens FILE] [--cache-private] [--body-budget 50331648]
+//	    [--body-idle-timeout 10s] [--live-buffer-budget 67108864]
+//	    [--webhooks] [--webhook-allow-loopback] [--public-url URL]
 //
 // On SIGTERM or SIGINT it stops accepting connections, lets requests in flight finish
 // (live reads are ended), commits what is queued and closes the data file.
@@ -18,6 +20,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -25,15 +28,20 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dsd-project/dsd/engine"
 	"github.com/dsd-project/dsd/httpd"
+	"github.com/dsd-project/dsd/subs"
 )
 
 type options struct {
 	addr, dataDir, compatBucket, authFile string
 	longPoll, sseMaxAge                   time.Duration
-	maxBody                               int64
+	maxBody, bodyBudget, liveBudget       int64
+	bodyIdle                              time.Duration
 	unsafeNoSync, cachePrivate            bool
 	cpuProfile                            string
+	webhooks, webhookLoopback             bool
+	publicURL                             string
 	cluster                               clusterOptions
 }
 
@@ -46,8 +54,14 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.sseMaxAge, "sse-max-age", 60*time.Second, "SSE responses end after this long; clients reconnect from the last offset")
 	fs.StringVar(&o.compatBucket, "compat-bucket", "default", "bucket behind the flat /v1/stream/{name} surface; empty disables that surface")
 	fs.Int64Var(&o.maxBody, "max-body", 32<<20, "largest accepted request body in bytes; larger bodies get 413")
+	fs.Int64Var(&o.bodyBudget, "body-budget", 48<<20, "bytes of request bodies held at once over all requests (at least --max-body); past it 503 SERVER_BUSY with Retry-After; -1: no bound")
+	fs.DurationVar(&o.bodyIdle, "body-idle-timeout", 10*time.Second, "a request body that sends no byte for this long gets 408 BODY_TIMEOUT")
+	fs.Int64Var(&o.liveBudget, "live-buffer-budget", 64<<20, "bytes held at once for readers whose sockets do not take them; past it the readers blocked longest are cut; -1: no bound")
 	fs.StringVar(&o.authFile, "auth-tokens", "", "file of bearer tokens, one per line; when set, requests without a listed token get 401")
 	fs.BoolVar(&o.cachePrivate, "cache-private", false, "mark cacheable reads Cache-Control: private (for private data behind shared caches); implied by --auth-tokens")
+	fs.BoolVar(&o.webhooks, "webhooks", false, "allow webhook subscriptions (pull-wake subscriptions are always on)")
+	fs.BoolVar(&o.webhookLoopback, "webhook-allow-loopback", false, "development only: accept http(s) webhook URLs to localhost, 127.0.0.0/8 and [::1]")
+	fs.StringVar(&o.publicURL, "public-url", "", "origin of absolute URLs in subscription documents and webhooks (e.g. https://streams.example.com); default: the request's")
 	fs.BoolVar(&o.unsafeNoSync, "unsafe-no-sync", false, "UNSAFE, tests only: skip fsync, so acknowledged data can be lost on a crash")
 	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile to this file until shutdown (diagnostics)")
 	clusterFlags(fs, &o.cluster)
@@ -77,6 +91,9 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
+	if err := checkPublicURL(o.publicURL); err != nil {
+		return err
+	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -99,11 +116,15 @@ func run(o options) error {
 	h := httpd.New(sv.store, httpd.Config{
 		LongPollTimeout: o.longPoll, SSEMaxAge: o.sseMaxAge, CompatBucket: o.compatBucket,
 		MaxBody: o.maxBody, AuthTokens: tokens, CachePrivate: o.cachePrivate,
+		BodyBudget: o.bodyBudget, BodyIdleTimeout: o.bodyIdle, LiveBufferBudget: o.liveBudget,
+		Subscriptions: sv.subs, Webhooks: o.webhooks, WebhookAllowLoopback: o.webhookLoopback,
+		PublicURL: o.publicURL,
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &http.Server{Handler: sv.wrap(h), ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+		BaseContext: func(net.Listener) context.Context { return ctx },
+		ConnContext: httpd.ConnContext}
 	log.SetFlags(0)
 	log.Printf("dsd: listening on http://%s (data %s)", ln.Addr(), sv.path)
 	errc := make(chan error, 1)
@@ -130,6 +151,43 @@ func run(o options) error {
 	}
 	log.Printf("dsd: stopped")
 	return nil
+}
+
+// checkPublicURL accepts "" or an http(s) origin without path, query or userinfo.
+func checkPublicURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("--public-url %q: want an origin such as https://streams.example.com", raw)
+	}
+	return nil
+}
+
+// startWorker starts the subscription delivery worker over the engine (D10): it loads or
+// creates the signing keys, derives pending work from the stored subscriptions, and hears
+// of every committed stream change.
+func startWorker(eng *engine.Engine, o options) (*subs.Worker, error) {
+	w, err := subs.New(subs.Options{Store: eng, AllowLoopback: o.webhookLoopback})
+	if err != nil {
+		return nil, err
+	}
+	eng.SetStreamObserver(w.StreamChanged)
+	if err := w.Start(context.Background()); err != nil {
+		return nil, fmt.Errorf("subscriptions: %w", err)
+	}
+	return w, nil
+}
+
+// stopWorker stops issuing wakes and waits up to 5 s for webhook attempts in flight.
+func stopWorker(w *subs.Worker) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.Stop(ctx); err != nil {
+		log.Printf("dsd: stopping subscriptions: %v", err)
+	}
 }
 
 // readTokens reads bearer tokens, one per line; blank lines and # comments are skipped.

@@ -103,10 +103,20 @@ func applyChange(tx *bolt.Tx, c *storage.Change) error {
 		}
 	}
 	if b := c.Bucket; b != nil {
+		var err error
 		if b.Record == nil {
-			return tx.Bucket(bktBuckets).Delete([]byte(b.ID))
+			err = tx.Bucket(bktBuckets).Delete([]byte(b.ID))
+		} else {
+			err = tx.Bucket(bktBuckets).Put([]byte(b.ID), encodeJSON(b.Record))
 		}
-		return tx.Bucket(bktBuckets).Put([]byte(b.ID), encodeJSON(b.Record))
+		if err != nil {
+			return err
+		}
+	}
+	for _, kv := range c.Subs {
+		if err := applyKV(tx, kv); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -24,6 +24,12 @@ import (
 //	trim     sid -> empty: data below the stream's retention boundary to free
 //	rcpts    sid | u16 len | producer id | epoch | seq -> end | record start | record next
 //	         (JSON streams: the acknowledgement of every accepted producer append)
+//	subs     "{bucket}\x00{sub id}" -> subRecord (JSON): configuration, incarnation, delivery
+//	         state, tombstone (base protocol §6-§7, D10)
+//	links    "{bucket}\x00{sub id}\x00{path}" -> linkRecord (JSON): a cursor of one link
+//	system   "sign_keys" -> subs.Keys (JSON): webhook signing keys and the token key
+//
+// subs and links were added without a format change: opening an older file creates them.
 const formatVersion = "dsd-2"
 
 var (
@@ -38,13 +44,16 @@ var (
 	bktTrash   = []byte("trash")
 	bktTrim    = []byte("trim")
 	bktRcpts   = []byte("rcpts")
+	bktSubs    = []byte("subs")
+	bktLinks   = []byte("links")
 
 	allBuckets = [][]byte{bktSystem, bktBuckets, bktNames, bktMeta, bktData, bktRecords,
-		bktProds, bktSnaps, bktTrash, bktTrim, bktRcpts}
+		bktProds, bktSnaps, bktTrash, bktTrim, bktRcpts, bktSubs, bktLinks}
 
-	keyFormat  = []byte("format")
-	keyNextSID = []byte("next_sid")
-	keyProbe   = []byte("probe")
+	keyFormat   = []byte("format")
+	keyNextSID  = []byte("next_sid")
+	keyProbe    = []byte("probe")
+	keySignKeys = []byte("sign_keys")
 )
 
 func u64(v uint64) []byte {

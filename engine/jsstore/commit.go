@@ -45,6 +45,13 @@ type framePlan struct {
 // every publication it needs is acknowledged (fsynced on a quorum), storage.ErrConflict,
 // storage.ErrUnknown, ErrNotOwned, or a store failure.
 func (s *Store) Commit(group []storage.Change) []error {
+	if err := subsUnsupported(group); err != nil {
+		out := make([]error, len(group))
+		for i := range out {
+			out[i] = err
+		}
+		return out
+	}
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	return s.commitLocked(group)

@@ -63,6 +63,7 @@ func TestJetStream(t *testing.T) {
 				}
 				b.(*Store).SetFault(f)
 			},
+			NoSubscriptions: true, // ErrSubscriptionsUnsupported
 		})
 	})
 	t.Run("InDoubtResend", func(t *testing.T) { testInDoubt(t, e) })

@@ -112,6 +112,9 @@ func (d *state) apply(c *storage.Change) {
 			d.buckets[b.ID] = *b.Record
 		}
 	}
+	for _, kv := range c.Subs {
+		d.applyKV(kv)
+	}
 }
 
 func (d *state) countStream(bucket string, delta int) {

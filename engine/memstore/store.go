@@ -42,6 +42,7 @@ type state struct {
 	buckets map[string]storage.BucketRecord
 	trash   map[uint64]bool
 	trims   map[uint64]bool
+	kv      map[string]map[string][]byte // subscription key spaces (storage.Space*)
 	fault   Fault
 }
 
@@ -67,6 +68,7 @@ var _ storage.Backend = (*Store)(nil)
 func New() *Store {
 	return &Store{d: &state{names: map[string]uint64{}, metas: map[uint64]*storage.Meta{},
 		incs: map[uint64]*incarnation{}, buckets: map[string]storage.BucketRecord{},
+		kv:    map[string]map[string][]byte{},
 		trash: map[uint64]bool{}, trims: map[uint64]bool{}}}
 }
 

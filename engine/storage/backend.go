@@ -79,6 +79,11 @@ type Backend interface {
 	Names(prefix, seek string, visit func(name string, m *Meta) bool) error
 	// Bucket returns a bucket's record, nil when it does not exist.
 	Bucket(id string) (*BucketRecord, error)
+	// KV returns the value at key in a subscription space (Space*), nil when absent.
+	KV(space string, key []byte) ([]byte, error)
+	// KVScan visits the keys of a subscription space starting with prefix, in byte order,
+	// until visit returns false.
+	KVScan(space string, prefix []byte, visit func(key, value []byte) bool) error
 
 	// Trash returns up to limit deleted incarnations whose storage is still to free.
 	Trash(limit int) ([]uint64, error)
@@ -127,12 +132,31 @@ type Change struct {
 	Unbind []Binding
 	// Bucket creates or deletes a bucket record.
 	Bucket *BucketPut
+	// Subs writes subscription records, link records and the signing keys (base protocol
+	// §6-§7, D10), in order, in the same transaction as the rest of the change.
+	Subs []KVPut
 	// Meta is SID's meta after the change; nil leaves the stored meta as it is (only
 	// fields that loading derives changed: the tail and the record tail). Also are further
 	// incarnations' metas after the change. A backend may write only the last meta of
 	// each incarnation in a group; metas of unbound incarnations are not written.
 	Meta *Meta
 	Also []*Meta
+}
+
+// The key spaces of subscription state (KVPut.Space).
+const (
+	SpaceSubs  = "subs"  // "{bucket}\x00{id}" -> a subscription record
+	SpaceLinks = "links" // "{bucket}\x00{id}\x00{path}" -> a link record
+	SpaceKeys  = "keys"  // "sign_keys" -> the signing and token keys
+)
+
+// KVPut writes Value at Key in Space; a nil Value deletes Key; with Prefix it deletes every
+// key of Space that starts with Key (Value ignored).
+type KVPut struct {
+	Space  string
+	Key    []byte
+	Value  []byte
+	Prefix bool
 }
 
 // Binding names an incarnation: its name "{bucket}/{stream}", bucket and id.

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -21,6 +22,9 @@ type Harness struct {
 	New func(t *testing.T) (open func() storage.Backend)
 	// FailCommits makes every following Commit of b fail as a whole (on) or not (off).
 	FailCommits func(b storage.Backend, on bool)
+	// NoSubscriptions: the backend stores no subscription records (Change.Subs); it must
+	// then refuse a group carrying any, whole, and apply nothing of it.
+	NoSubscriptions bool
 }
 
 // Run runs the contract suite.
@@ -39,6 +43,7 @@ func Run(t *testing.T, h Harness) {
 		{"AllOrNothing", testAllOrNothing},
 		{"Names", testNames},
 		{"Buckets", testBuckets},
+		{"SubscriptionKeySpaces", testKV},
 		{"CollectDeleted", testCollect},
 		{"TrimRetained", testTrim},
 		{"RestartIsReopen", testRestart},
@@ -415,6 +420,68 @@ func testBuckets(t *testing.T, h Harness) {
 	commit(t, b, storage.Change{Bucket: &storage.BucketPut{ID: "bk"}})
 	if rec, err := b.Bucket("bk"); err != nil || rec != nil {
 		t.Fatalf("deleted bucket %+v %v", rec, err)
+	}
+}
+
+// kvKeys lists a space's keys under prefix, in visit order, as "key=value".
+func kvKeys(t *testing.T, b storage.Backend, space, prefix string) string {
+	t.Helper()
+	var out []string
+	if err := b.KVScan(space, []byte(prefix), func(k, v []byte) bool {
+		out = append(out, string(k)+"="+string(v))
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(out, " ")
+}
+
+// The subscription key spaces: puts, deletes and prefix deletes apply in order with the
+// rest of the change, scans are in byte order within the prefix, spaces are separate, and
+// everything survives a reopen.
+func testKV(t *testing.T, h Harness) {
+	b, reopen := open(t, h)
+	put := func(space, k, v string) storage.KVPut {
+		return storage.KVPut{Space: space, Key: []byte(k), Value: []byte(v)}
+	}
+	if h.NoSubscriptions {
+		errs := b.Commit([]storage.Change{create(1, "bk", "s", "text/plain", false, "x"),
+			{Subs: []storage.KVPut{put(storage.SpaceSubs, "b\x00s", "1")}}})
+		if errs[0] == nil || errs[1] == nil {
+			t.Fatalf("a group with subscription records was not refused whole: %v", errs)
+		}
+		if m, err := b.Stream("bk/s"); err != nil || m != nil {
+			t.Fatalf("a refused group applied its stream: %+v %v", m, err)
+		}
+		return
+	}
+	commit(t, b, storage.Change{Subs: []storage.KVPut{put(storage.SpaceSubs, "b\x00s2", "2"),
+		put(storage.SpaceSubs, "b\x00s1", "1"), put(storage.SpaceSubs, "c\x00s1", "c"),
+		put(storage.SpaceLinks, "b\x00s1\x00x", "lx"), put(storage.SpaceLinks, "b\x00s1\x00y", "ly"),
+		put(storage.SpaceKeys, "sign_keys", "k"), put(storage.SpaceSubs, "b\x00s2", "2b")}},
+		create(1, "bk", "s", "text/plain", false, "x"))
+	if got := kvKeys(t, b, storage.SpaceSubs, "b\x00"); got != "b\x00s1=1 b\x00s2=2b" {
+		t.Fatalf("scan %q", got)
+	}
+	if v, err := b.KV(storage.SpaceKeys, []byte("sign_keys")); err != nil || string(v) != "k" {
+		t.Fatalf("keys %q %v", v, err)
+	}
+	if v, err := b.KV(storage.SpaceSubs, []byte("sign_keys")); err != nil || v != nil {
+		t.Fatalf("spaces are separate: %q %v", v, err)
+	}
+	commit(t, b, storage.Change{Subs: []storage.KVPut{{Space: storage.SpaceLinks, Key: []byte("b\x00s1\x00"), Prefix: true},
+		{Space: storage.SpaceSubs, Key: []byte("b\x00s1")}, put(storage.SpaceLinks, "b\x00s1\x00z", "lz")}})
+	if got := kvKeys(t, b, storage.SpaceLinks, ""); got != "b\x00s1\x00z=lz" {
+		t.Fatalf("after the prefix delete %q", got)
+	}
+	if v, err := b.KV(storage.SpaceSubs, []byte("b\x00s1")); err != nil || v != nil {
+		t.Fatalf("deleted key %q %v", v, err)
+	}
+	_ = b.Close()
+	b = reopen()
+	t.Cleanup(func() { _ = b.Close() })
+	if got := kvKeys(t, b, storage.SpaceSubs, ""); got != "b\x00s2=2b c\x00s1=c" {
+		t.Fatalf("after reopen %q", got)
 	}
 }
 
