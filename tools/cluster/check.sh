@@ -54,7 +54,7 @@ for _ in $(seq 1 100); do
 done
 
 EXT="fork,json-record-coordinates-v1,snapshot,bootstrap,append-batch,attrs"
-CONF=("$BIN/dsconform" --mode full --long-poll-timeout "${DS_LONGPOLL_MS:-500}ms" --extensions "$EXT" --profiles dsd)
+CONF=("$BIN/dsconform" --mode full --long-poll-timeout "${DS_LONGPOLL_MS:-500}ms" --extensions "$EXT" --profiles dsd --compat-bucket default)
 CHECKS="${CHECKS:-conformance fault}"
 [[ "$CHECKS" == *conformance* ]] && for target in "node1=$N1" "round-robin=$RR"; do
   name="${target%%=*}" url="${target#*=}"
