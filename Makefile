@@ -21,18 +21,21 @@ endif
 .PHONY: all build run test unit lint docs clean
 all: build
 
+# The revision `dsd --version` prints when the toolchain's VCS stamp is missing.
+LDFLAGS ?= -X main.buildRevision=$(shell git describe --always --dirty 2>/dev/null)
+
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
 ## run: start dsd on $(ADDR) with its data under $(DATA_DIR) (SIGTERM or Ctrl-C stops it).
 run:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/dsd ./cmd/dsd
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/dsd ./cmd/dsd
 	exec $(BIN)/dsd --addr $(ADDR) --data-dir $(DATA_DIR)
 
 ## test: everything CI runs.
-test: lint unit peer-conformance conformance linearizability cluster-check
+test: lint browser unit peer-conformance conformance linearizability cluster-check
 	@echo "make test: all passed"
 
 ## unit: go test over every package (replays fuzz corpora, runs model and engine tests),

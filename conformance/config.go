@@ -67,6 +67,10 @@ type Config struct {
 	// LongPollTimeout is the server's long-poll timeout. Default 500ms. Specs that wait
 	// for a long-poll 204 allow this plus slack; specs that must not wait compare with it.
 	LongPollTimeout time.Duration
+	// MeasureLongPoll makes the run measure the server's long-poll timeout once before
+	// the specs (a long-poll at a fresh stream's tail, up to 2 min) and use it as
+	// LongPollTimeout (--long-poll-timeout auto).
+	MeasureLongPoll bool
 	// SpecTimeout bounds each spec. Default 20s.
 	SpecTimeout time.Duration
 	// Extensions lists the enabled extensions (ext:<id> values). Nil: auto-detect by
@@ -108,7 +112,18 @@ func RegisterFlags(fs *flag.FlagSet, cfg *Config) {
 	fs.StringVar(&cfg.CompatBucket, "compat-bucket", cfg.CompatBucket, "flat surface: the bucket behind it, where extension sub-resources live (dsd: default)")
 	fs.StringVar(&cfg.Bucket, "bucket", cfg.Bucket, "bucketed surface: an existing bucket to use (default: create one)")
 	fs.StringVar(&cfg.NamePrefix, "name-prefix", cfg.NamePrefix, "prefix of every stream name the kit makes (default dsc)")
-	fs.DurationVar(&cfg.LongPollTimeout, "long-poll-timeout", cfg.LongPollTimeout, "the server's long-poll timeout (default 500ms)")
+	fs.Func("long-poll-timeout", "the server's long-poll timeout, or auto to measure it once (default 500ms)", func(s string) error {
+		if s == "auto" {
+			cfg.MeasureLongPoll = true
+			return nil
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want a duration such as 500ms or 20s, or auto; got %q", s)
+		}
+		cfg.LongPollTimeout, cfg.MeasureLongPoll = d, false
+		return nil
+	})
 	fs.DurationVar(&cfg.SpecTimeout, "spec-timeout", cfg.SpecTimeout, "timeout of each spec (default 20s)")
 	fs.Func("extensions", "comma-separated enabled extensions ("+strings.Join(knownExtensions, ",")+"), \"none\", or \"auto\" to probe (default auto)", func(s string) error {
 		exts, err := parseExtensions(s)
@@ -137,7 +152,7 @@ func RegisterFlags(fs *flag.FlagSet, cfg *Config) {
 		cfg.FocusStrings = append(cfg.FocusStrings, s)
 		return nil
 	})
-	fs.StringVar(&cfg.ReportDir, "report-dir", cfg.ReportDir, "directory for junit.xml and report.json")
+	fs.StringVar(&cfg.ReportDir, "report-dir", cfg.ReportDir, "directory for junit.xml, report.json and report.html")
 	fs.BoolVar(&cfg.Verbose, "verbose", cfg.Verbose, "verbose Ginkgo output")
 	fs.Int64Var(&cfg.RandomSeed, "seed", cfg.RandomSeed, "spec order seed (default time-based)")
 }

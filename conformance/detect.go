@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // prepare readies the surface and the extension list before the specs run: on the
@@ -245,4 +247,58 @@ func remove(list []string, s string) []string {
 		}
 	}
 	return out
+}
+
+// DetectExtensions probes the server of cfg for the extensions a run with Extensions nil
+// would enable (see detect; "buckets" on the bucketed surface), without running any
+// spec. On the bucketed surface it uses cfg.Bucket, which must exist, or creates and
+// deletes a bucket of its own. Other tools (cmd/dslincheck) use it to match the kit's
+// --extensions auto.
+func DetectExtensions(ctx context.Context, cfg Config) ([]string, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Extensions = nil
+	rt := newRuntime(cfg)
+	if err := rt.prepare(ctx); err != nil {
+		return nil, err
+	}
+	if msg := rt.finish(ctx); msg != "" {
+		return rt.extensions, errors.New("conformance: " + msg)
+	}
+	return rt.extensions, nil
+}
+
+// ParseExtensions reads an --extensions value as the kit does: "auto" is nil (probe),
+// "none" or "" an empty list, else comma-separated known extension ids.
+func ParseExtensions(s string) ([]string, error) { return parseExtensions(s) }
+
+// measureLongPoll measures the server's long-poll timeout once: how long a long-poll at
+// the tail of a fresh stream waits before its 204 (B-5.7), rounded up to 100 ms.
+func (rt *runtime) measureLongPoll(ctx context.Context) (time.Duration, error) {
+	c := &client{http: rt.http, tr: &Transcript{}}
+	u := rt.streamURL(fmt.Sprintf("%s%s-probe-%d-long-poll", rt.cfg.NamePrefix, rt.runID, rt.nextSerial()))
+	r, err := rt.probe(ctx, c, "PUT", u, CT(ctText))
+	if err != nil {
+		return 0, err
+	}
+	if r.StatusCode != 201 {
+		return 0, fmt.Errorf("PUT %s answered %d, want 201", u, r.StatusCode)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		rt.deleteQuietly(ctx, c, u)
+	}()
+	start := time.Now()
+	r, err = rt.probe(ctx, c, "GET", u, Q("offset", r.Get(hNextOffset)), Q("live", "long-poll"))
+	if err != nil {
+		return 0, err
+	}
+	if r.StatusCode != 204 {
+		return 0, fmt.Errorf("a long-poll at the tail answered %d, want 204 when it times out", r.StatusCode)
+	}
+	step := 100 * time.Millisecond
+	return (time.Since(start) + step - 1).Truncate(step), nil
 }

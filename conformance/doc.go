@@ -44,7 +44,19 @@
 //
 // The mode filter is ANDed with `ext: isSubsetOf {enabled}`, `profile: isSubsetOf
 // {profiles}` and the user's LabelFilter, so specs for absent extensions are reported as
-// skipped, never failed.
+// skipped, never failed. DetectExtensions runs the same probe on its own (cmd/dslincheck
+// uses it).
+//
+// A failure must be a real deviation: where the specification leaves a choice open (an
+// empty header value read as absent or as malformed, the precision of a reported time,
+// how soon a freed stream disappears), the general spec accepts every reading and dsd's
+// is checked under profile:dsd.
+//
+// # Results files
+//
+// CompactReport and WriteResults condense a run's report to each spec's state and
+// failure, small enough to commit; LoadResults reads one back for WriteMatrix (the Caddy
+// column of CONFORMANCE.md, which CI does not run).
 //
 // # Requirement numbering
 //

@@ -21,7 +21,7 @@ import (
 // SuiteName is the Ginkgo suite description.
 const SuiteName = "Durable Streams conformance"
 
-// Report file names inside Config.ReportDir.
+// Report file names inside Config.ReportDir (and HTMLFile).
 const (
 	JUnitFile  = "junit.xml"
 	ReportFile = "report.json"
@@ -46,6 +46,7 @@ var _ = ginkgo.ReportAfterSuite("conformance reports", func(r ginkgo.Report) {
 		OmitTimelinesForSpecState: types.SpecStatePassed | types.SpecStateSkipped | types.SpecStatePending,
 	})).To(gomega.Succeed())
 	gomega.Expect(reporters.GenerateJSONReport(r, filepath.Join(rt.cfg.ReportDir, ReportFile))).To(gomega.Succeed())
+	gomega.Expect(WriteHTMLReport(filepath.Join(rt.cfg.ReportDir, HTMLFile), r, rt.cfg)).To(gomega.Succeed())
 })
 
 // Run runs the kit against cfg.BaseURL and reports whether every selected spec passed.
@@ -69,6 +70,7 @@ func Run(t ginkgo.GinkgoTestingT, cfg Config) bool {
 	if cfg.ReportDir != "" { // never leave a previous run's reports to be mistaken for this one's
 		_ = os.Remove(filepath.Join(cfg.ReportDir, JUnitFile))
 		_ = os.Remove(filepath.Join(cfg.ReportDir, ReportFile))
+		_ = os.Remove(filepath.Join(cfg.ReportDir, HTMLFile))
 	}
 	rt := newRuntime(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -78,6 +80,18 @@ func Run(t ginkgo.GinkgoTestingT, cfg Config) bool {
 		fmt.Fprintln(os.Stderr, err)
 		t.Fail()
 		return false
+	}
+	if cfg.MeasureLongPoll {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		d, err := rt.measureLongPoll(ctx)
+		cancel()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "conformance: measuring the server's long-poll timeout:", err)
+			t.Fail()
+			return false
+		}
+		rt.cfg.LongPollTimeout, cfg.LongPollTimeout = d, d
+		fmt.Fprintf(os.Stdout, "conformance: the server's long-poll timeout is about %s (measured)\n", d)
 	}
 	setActive(rt)
 	defer setActive(nil)

@@ -224,7 +224,7 @@ var _ = Section("5.2.1", "5.2.1 Idempotent producers", func() {
 		Expect(dup).To(HaveHeader(hNextOffset, tail))
 	})
 
-	ConformanceIt(MUST, Reqs{"B-5.2.1-08", "B-5.3-01"}, "sequences producer close-only like an append, and answers any close-only on a closed stream with 204 (A-07, A-09)", Profile("dsd"), func(s *S) {
+	ConformanceIt(MUST, Reqs{"B-5.2.1-08", "B-5.3-01"}, "sequences producer close-only like an append: a gap is 409 and leaves the stream open (A-07, A-09)", Profile("dsd"), func(s *S) {
 		st := s.Create("p-close-table", CT(ctText))
 		Expect(st.Append("a", producer("p1", 0, 0))).To(HaveStatus(200))
 		gap := st.Close(producer("p1", 0, 2))
@@ -232,8 +232,20 @@ var _ = Section("5.2.1", "5.2.1 Idempotent producers", func() {
 		Expect(gap).To(HaveHeader(hExpectedSeq, "1"))
 		Expect(st.Head()).To(HaveNoHeader(hClosed), "a rejected close-only leaves the stream open")
 		Expect(st.Close(producer("p1", 0, 1))).To(HaveStatus(204))
-		foreign := st.Close(producer("p2", 0, 0))
-		Expect(foreign).To(HaveStatus(204))
-		Expect(foreign).To(BeTrueHeader(hClosed))
+		Expect(st.Close()).To(HaveStatus(204), "close-only without producer headers on a closed stream")
+	})
+
+	ConformanceIt(MUST, Reqs{"B-5.2.1-09", "B-5.2-07"}, "answers a close-only with any tuple but the closing one on a closed stream with 409, Stream-Closed and the tail (A-07)", func(s *S) {
+		st := s.Create("p-close-foreign", CT(ctText))
+		Expect(st.Append("a", producer("p1", 0, 0))).To(HaveStatus(200))
+		tail := st.Close(producer("p1", 0, 1)).Get(hNextOffset)
+		Expect(st.Close(producer("p1", 0, 1))).To(HaveStatus(204), "a retry of the closing tuple")
+		for _, p := range []Opt{producer("p2", 0, 0), producer("p1", 0, 2)} {
+			foreign := st.Close(p)
+			Expect(foreign).To(HaveStatus(409))
+			Expect(foreign).To(BeTrueHeader(hClosed))
+			Expect(foreign).To(HaveHeader(hNextOffset, tail))
+		}
+		Expect(st.Read(offsetStart)).To(HaveBody("a"))
 	})
 })

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -312,6 +313,56 @@ var _ = Section("5.8", "5.8 SSE", func() {
 		st.MustAppend("two")
 		evs, _ = st.sseCatchUp(last)
 		Expect(DataEvents(evs)).To(Equal([]string{"two"}))
+	})
+
+	ConformanceIt(MUST, Reqs{"B-5.8-02", "B-5.8-10"}, "never ends a text data event inside a UTF-8 sequence: the control offset stops before it and it goes out with the bytes that complete it (D9)", Profile("dsd"), func(s *S) {
+		st := s.Create("sse-utf8", CT(ctText))
+		before := st.MustAppend("caf\xc3")
+		evs, c := st.sseCatchUp(offsetStart)
+		Expect(strings.Join(DataEvents(evs), "")).To(Equal("caf"), "the incomplete C3 waits")
+		held := lastControl(evs).NextOffset
+		Expect(held).NotTo(Equal(before), "the control offset stops before the held byte")
+		Expect(st.Read(held)).To(HaveBody("\xc3"), "a read from the control offset starts with the held byte")
+		after := st.MustAppend("\xa9!")
+		evs = c.Collect(s, s.sseBudget(), func(evs []Event) bool {
+			cs := Controls(evs)
+			return len(cs) > 0 && cs[len(cs)-1].NextOffset == after
+		})
+		c.Close()
+		Expect(strings.Join(DataEvents(evs), "")).To(Equal("é!"), "the held byte goes out with the bytes that complete it")
+		resumed, r := st.sseCatchUp(held)
+		r.Close()
+		Expect(strings.Join(DataEvents(resumed), "")).To(Equal("é!"), "SSE resumed from the held control offset")
+		for _, d := range append(DataEvents(evs), DataEvents(resumed)...) {
+			Expect(utf8.ValidString(d)).To(BeTrue(), "data event %q is not whole UTF-8", d)
+		}
+	})
+
+	ConformanceIt(MUST, Reqs{"B-5.8-10", "B-5.8-03"}, "sends each append of a binary stream as its own base64 data event, each followed by its control event (D9)", Profile("dsd"), func(s *S) {
+		st := s.Create("sse-binary-units", CT(ctOctets))
+		msgs := [][]byte{{0, 1, 2}, {0xff}, binaryBlob(70, 3)}
+		var offs []string
+		for _, m := range msgs {
+			r := st.AppendBytes(m)
+			Expect(r).To(HaveStatus(200, 204))
+			offs = append(offs, r.Get(hNextOffset))
+		}
+		evs, c := st.sseCatchUp(offsetStart)
+		c.Close()
+		var got [][]byte
+		var after []string
+		for i, e := range evs {
+			if e.Type != "data" {
+				continue
+			}
+			got = append(got, decodeBase64Data(e.Data))
+			Expect(i+1).To(BeNumerically("<", len(evs)), "data event %d is the last event", len(got))
+			ctl, err := ParseControl(evs[i+1])
+			Expect(err).NotTo(HaveOccurred(), "data event %d is not followed by its control event", len(got))
+			after = append(after, ctl.NextOffset)
+		}
+		Expect(got).To(Equal(msgs), "one data event per append")
+		Expect(after).To(Equal(offs), "each control event names the offset after its append")
 	})
 
 	ConformanceIt(MUST, Reqs{"B-5.8-01"}, "answers SSE on a missing stream with 404", func(s *S) {

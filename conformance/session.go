@@ -181,7 +181,7 @@ func (s *S) Await(ch <-chan *Response) *Response {
 	case r := <-ch:
 		return r
 	case <-time.After(s.longPollBudget()):
-		ginkgo.Fail("no response within " + s.longPollBudget().String())
+		ginkgo.Fail(s.longPollHint())
 	case <-s.Ctx.Done():
 		ginkgo.Fail("spec context ended while waiting: " + s.Ctx.Err().Error())
 	}

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -122,12 +123,19 @@ func (st *Stream) LongPoll(offset string, opts ...Opt) *Response {
 	defer cancel()
 	all := append(offsetOpts(offset), Q("live", "long-poll"))
 	r, err := st.s.TryDo(ctx, "GET", st.URL, append(all, opts...)...)
-	Expect(err).NotTo(HaveOccurred(), "long-poll %s at %q (server long-poll timeout %s)", st.URL, offset, st.s.LongPollTimeout())
+	Expect(err).NotTo(HaveOccurred(), "long-poll %s at %q: %s", st.URL, offset, st.s.longPollHint())
 	return r
 }
 
 // longPollBudget is how long a client waits for a long-poll answer.
 func (s *S) longPollBudget() time.Duration { return 3*s.LongPollTimeout() + 3*time.Second }
+
+// longPollHint explains a long-poll that got no answer within the budget: most often
+// the server's long-poll timeout is longer than the one the kit was told.
+func (s *S) longPollHint() string {
+	return fmt.Sprintf("no answer within %s; the kit assumes a server long-poll timeout of %s: if the server's is longer, pass it as --long-poll-timeout (Config.LongPollTimeout), e.g. --long-poll-timeout 20s, or let the kit measure it with --long-poll-timeout auto",
+		s.longPollBudget(), s.LongPollTimeout())
+}
 
 func offsetOpts(offset string) []Opt {
 	if offset == "" {

@@ -35,19 +35,34 @@ var _ = Section("x2", "X2.2 Retention", Ext("snapshot"), func() {
 		Expect(strings.Join(DataEvents(evs), "")).To(Equal("c|"))
 	})
 
-	ConformanceIt(MUST, Reqs{"X-2.2-10", "B-4-02"}, "starts offset=-1 reads at the retained offset in every mode", func(s *S) {
+	ConformanceIt(MUST, Reqs{"X-2.2-10", "X-3.4-03"}, "answers offset=-1 with 410 in every mode once retention has advanced (-1 is before the earliest retained offset, §3.4)", func(s *S) {
 		st := s.Create("ret-start", CT(ctText))
 		off := st.appendAll("a|", "b|", "c|", "d|")
 		st.MustPublishSnapshot(off[3], ctText, []byte("a|b|c|"))
 		st.MustRetain(off[2])
-		all, last := st.CatchUp(offsetStart)
-		Expect(string(all)).To(Equal("c|d|"), "catch-up from -1")
-		Expect(last).To(HaveHeader(hNextOffset, off[4]))
-		Expect(st.LongPoll(offsetStart)).To(HaveBody("c|d|"), "long-poll from -1")
-		evs, c := st.sseCatchUp(offsetStart)
+		Expect(st.Read(offsetStart)).To(HaveStatus(410), "catch-up from -1")
+		Expect(st.LongPoll(offsetStart)).To(HaveStatus(410), "long-poll from -1")
+		c := st.SSE(offsetStart)
+		Expect(c.Resp).To(HaveStatus(410), "SSE from -1")
 		c.Close()
-		Expect(strings.Join(DataEvents(evs), "")).To(Equal("c|d|"), "SSE from -1")
-		Expect(lastControl(evs).NextOffset).To(Equal(off[4]))
+		all, last := st.CatchUp(off[2])
+		Expect(string(all)).To(Equal("c|d|"), "catch-up from the retained offset")
+		Expect(last).To(HaveHeader(hNextOffset, off[4]))
+		Expect(st.Read(offsetNow)).To(HaveStatus(200), "offset=now")
+	})
+
+	ConformanceIt(MUST, Reqs{"X-2.2-10"}, "names the earliest retained offset in Stream-Next-Offset of every 410 read, -1 included (D2)", Profile("dsd"), func(s *S) {
+		st := s.Create("ret-start-offset", CT(ctText))
+		off := st.appendAll("a|", "b|", "c|")
+		st.MustPublishSnapshot(off[2], ctText, []byte("a|b|"))
+		st.MustRetain(off[2])
+		for _, o := range []string{offsetStart, off[0], off[1]} {
+			Expect(st.Read(o)).To(SatisfyAll(HaveStatus(410), HaveHeader(hNextOffset, off[2])), "catch-up from %q", o)
+			Expect(st.LongPoll(o)).To(SatisfyAll(HaveStatus(410), HaveHeader(hNextOffset, off[2])), "long-poll from %q", o)
+			c := st.SSE(o)
+			Expect(c.Resp).To(SatisfyAll(HaveStatus(410), HaveHeader(hNextOffset, off[2])), "SSE from %q", o)
+			c.Close()
+		}
 	})
 
 	ConformanceIt(MUST, Reqs{"X-2.2-09"}, "rejects retention newer than the latest snapshot, or without one, and keeps every offset readable", func(s *S) {

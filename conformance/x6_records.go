@@ -225,6 +225,20 @@ var _ = Section("x6", "X6 JSON record coordinates", Ext(recordsToken), func() {
 		}
 	})
 
+	ConformanceIt(MUST, Reqs{"X-0-02", "X-6-02"}, "advertises the token on every response that targets a JSON stream: sub-resources, the 307 of /snapshot, refusals and DELETE (D5)", Ext("snapshot"), Ext("bootstrap"), Ext("append-batch"), Ext("attrs"), Profile("dsd"), func(s *S) {
+		st := s.createJSON("rec-token-sub", recVal("a", 0), recVal("a", 1))
+		o := st.x6RecordOffsets(0, 2)
+		rs := []*Response{st.PublishSnapshot(o.at(1), []byte(`{"folded":1}`), CT(ctJSON))}
+		rs = append(rs, st.LatestSnapshot(), st.ReadSnapshot(o.at(1)), st.DeleteSnapshot(o.at(1)), st.Bootstrap(),
+			s.Do("GET", st.Ext+"/attrs"), s.Do("PUT", st.Ext+"/attrs", CT(ctJSON), Text(`{"title":"t"}`)),
+			st.AppendBatch(batchBody([]byte(recVal("a", 2))), CT(ctJSON)), st.Retain(o.at(1)),
+			st.Read(offsetStart), st.Read("9999999999999999_9999999999999999"))
+		for i, want := range []int{204, 307, 200, 409, 200, 200, 204, 200, 204, 410, 400} {
+			Expect(rs[i]).To(SatisfyAll(HaveStatus(want), AdvertiseRecords()))
+		}
+		Expect(s.Do("DELETE", st.URL)).To(SatisfyAll(HaveStatus(204), AdvertiseRecords()))
+	})
+
 	ConformanceIt(MUST, Reqs{"X-0-01", "X-6-01", "X-6-03"}, "never advertises the token on streams of other content types", func(s *S) {
 		for _, ct := range []string{ctText, ctOctets, ctNDJSON, "application/ld+json", "text/json"} {
 			st := s.Stream("rec-no-token")

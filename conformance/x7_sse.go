@@ -35,6 +35,23 @@ var _ = Section("x7", "X7 Ordinary SSE compatibility", func() {
 		Expect(st.sseBinary(offsetStart)).To(Equal(want))
 	})
 
+	ConformanceIt(MUST, Reqs{"X-7-01", "X-4.4-03"}, "sends each append-batch frame of a binary stream as its own base64 data event with its control event (D9)", Ext("append-batch"), Profile("dsd"), func(s *S) {
+		st := s.Create("sse-batch-frames", CT(ctOctets))
+		frames := [][]byte{binaryBlob(10, 0), {0xfe}, binaryBlob(33, 7)}
+		decodeAcks(st.AppendBatch(batchBody(frames...)), len(frames))
+		evs, c := st.sseCatchUp(offsetStart)
+		c.Close()
+		var got [][]byte
+		for i, e := range evs {
+			if e.Type == "data" {
+				got = append(got, decodeBase64Data(e.Data))
+				Expect(i + 1).To(BeNumerically("<", len(evs)))
+				Expect(evs[i+1].Type).To(Equal("control"), "data event %d is followed by its control event", len(got))
+			}
+		}
+		Expect(got).To(Equal(frames), "one data event per frame")
+	})
+
 	ConformanceIt(MUST, Reqs{"X-7-01", "X-7-02", "X-2.2-10"}, "keeps binary SSE base64 after a snapshot and retention, without snapshot bytes", Ext("snapshot"), func(s *S) {
 		st := s.Create("sse-retained-binary", CT(ctOctets))
 		Expect(st.AppendBytes([]byte{0, 1, 2})).To(HaveStatus(204))
@@ -42,7 +59,7 @@ var _ = Section("x7", "X7 Ordinary SSE compatibility", func() {
 		Expect(st.AppendBytes([]byte{0xfa, 0xfb, '\n'})).To(HaveStatus(204))
 		st.MustPublishSnapshot(mid, "text/plain", []byte("SNAPSHOT"))
 		st.MustRetain(mid)
-		got := st.sseBinary(offsetStart)
+		got := st.sseBinary(mid)
 		Expect(got).To(Equal([]byte{0xfa, 0xfb, '\n'}))
 		Expect(strings.Contains(string(got), "SNAPSHOT")).To(BeFalse())
 	})

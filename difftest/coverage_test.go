@@ -35,6 +35,15 @@ func TestGeneratorCoverage(t *testing.T) {
 				res.RecordStart != nil && *res.RecordStart != *res.RecordNext && *a.ProducerSeq != u(res.Producer.Seq) {
 				seen["POST 204 duplicate of an older seq with records"]++
 			}
+			if r, ok := c.(model.ReadStream); ok && res.Status == 200 && r.Offset != nil && heldRead(before, r, now) {
+				seen["GET 200 from a held position"]++
+			}
+			if r, ok := c.(model.ReadStream); ok && res.Status == 410 && (r.Offset == nil || *r.Offset == "-1") {
+				seen["GET 410 from -1 after retention"]++
+			}
+			if a, ok := c.(model.AppendStream); ok && a.Body == nil && a.ProducerID != nil && res.Status == 409 {
+				seen["POST 409 close-only with a foreign tuple"]++
+			}
 			if r, ok := c.(model.SetRetention); ok && res.Status == 204 {
 				v0, _ := before.Stream(r.Stream, now)
 				if v1, _ := s.Stream(r.Stream, now); v1.Retained > v0.Retained {
@@ -57,7 +66,7 @@ func TestGeneratorCoverage(t *testing.T) {
 		"POST 400 INVALID_PRODUCER_SEQ", "POST 400 INVALID_STREAM_SEQ", "POST 400 MISSING_CONTENT_TYPE",
 		"POST 400 INVALID_CONTENT_TYPE", "POST 403 STALE_EPOCH", "POST 404 STREAM_NOT_FOUND",
 		"POST 409 CONTENT_TYPE_MISMATCH", "POST 409 PRODUCER_SEQ_GAP", "POST 409 SEQ_CONFLICT",
-		"POST 409 STREAM_CLOSED", "PUT 200 ", "PUT 201 ", "PUT 201  closed", "PUT 409 CONFIG_MISMATCH",
+		"POST 409 STREAM_CLOSED", "POST 409 close-only with a foreign tuple", "GET 410 from -1 after retention", "GET 200 from a held position", "PUT 200 ", "PUT 201 ", "PUT 201  closed", "PUT 409 CONFIG_MISMATCH",
 		"PUT 400 INVALID_TTL", "PUT 400 INVALID_EXPIRES_AT", "PUT 400 TTL_AND_EXPIRES_AT",
 		"PUT 400 INVALID_JSON", "PUT 404 BUCKET_NOT_FOUND", "GET 200  closed", "GET 400 INVALID_OFFSET",
 		"GET 400 OFFSET_BEYOND_TAIL", "GET 400 OFFSET_NOT_ALIGNED", "HEAD 200  closed",
@@ -73,7 +82,7 @@ func TestGeneratorCoverage(t *testing.T) {
 		"PUT-SNAP 204 ", "PUT-SNAP 400 OFFSET_NOT_ALIGNED", "PUT-SNAP 409 SNAPSHOT_BEYOND_TAIL",
 		"PUT-SNAP 409 SNAPSHOT_CONFLICT", "PUT-SNAP 409 SNAPSHOT_MATCH_FAILED", "PUT-SNAP 410 OFFSET_GONE",
 		"PUT-SNAP 400 INVALID_OFFSET", "GET-SNAP 200 ", "GET-SNAP 307 ", "GET-SNAP 404 SNAPSHOT_NOT_FOUND",
-		"DEL-SNAP 204 ", "DEL-SNAP 404 SNAPSHOT_NOT_FOUND", "DEL-SNAP 409 SNAPSHOT_IN_USE",
+		"DEL-SNAP 404 SNAPSHOT_NOT_FOUND", "DEL-SNAP 409 SNAPSHOT_IN_USE",
 		"RETAIN 204 ", "RETAIN 400 OFFSET_NOT_ALIGNED", "RETAIN 409 RETENTION_CONFLICT", "GET 410 OFFSET_GONE",
 		"BOOTSTRAP 200 ", "BOOTSTRAP 200  closed", "BOOTSTRAP 400 INVALID_LIVE_MODE",
 		"RETAIN advanced",
@@ -126,4 +135,11 @@ func forkCoverage(seen map[string]int, c model.Command, res model.Result, before
 			seen["DELETE 204 cascade"]++
 		}
 	}
+}
+
+// heldRead reports a read that starts inside a message (at a held position, D9).
+func heldRead(s model.State, r model.ReadStream, now time.Time) bool {
+	v, ok := s.Stream(r.Stream, now)
+	o, err := model.ParseOffset(*r.Offset)
+	return ok && err == nil && !slices.Contains(v.Boundaries, o)
 }

@@ -24,6 +24,25 @@ type EngineTarget struct {
 
 // Do implements Target.
 func (t EngineTarget) Do(cmd model.Command) Observation {
+	before := t.jsonLive(cmd)
+	o := t.do(cmd)
+	if before || t.jsonLive(cmd) {
+		o.Header[hExtensions] = extRecords // as httpd advertises (D5 amendment)
+	}
+	return o
+}
+
+// jsonLive reports whether cmd targets a live JSON stream.
+func (t EngineTarget) jsonLive(cmd model.Command) bool {
+	key, ok := model.TargetStream(cmd)
+	if !ok || checkKey(key) != nil {
+		return false
+	}
+	info, err := t.E.Head(key)
+	return err == nil && info.JSON()
+}
+
+func (t EngineTarget) do(cmd model.Command) Observation {
 	switch c := cmd.(type) {
 	case model.CreateBucket:
 		created, err := t.E.CreateBucket(c.Bucket)

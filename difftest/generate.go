@@ -228,6 +228,10 @@ func (g *generator) body(ct string) []byte {
 	for i := range b {
 		b[i] = alphabet[g.pick(len(alphabet))]
 	}
+	if g.chance(15) { // a code point split across appends: SSE holds it back (D9)
+		b = append([]byte(oneOf(g, []string{"\xa9", "\x82\xac", "\xac", ""})), b...)
+		b = append(b, oneOf(g, []string{"\xc3", "\xe2", "\xe2\x82", "\xff"})...)
+	}
 	return b
 }
 
@@ -241,13 +245,14 @@ func (g *generator) append() model.AppendStream {
 	if ct != "" || g.chance(30) {
 		c.ContentType = model.Str(ct)
 	}
-	if !g.chance(4) {
+	closeOnly := exists && v.Closed && g.chance(20) // retries and foreign tuples (D9)
+	if !closeOnly && !g.chance(4) {
 		c.Body = g.body(ct)
 	}
-	if g.chance(8) {
+	if closeOnly || g.chance(8) {
 		c.Closed = model.Str(oneOf(g, []string{"true", "true", "True", "false", "1"}))
 	}
-	if g.chance(40) {
+	if g.chance(40) || (exists && model.IsJSON(v.MediaType) && g.chance(25)) {
 		g.producer(&c)
 	}
 	if g.chance(15) {
@@ -311,13 +316,15 @@ func (g *generator) read() model.ReadStream {
 		c.Offset = model.Str("now")
 	case r < 92 && exists:
 		o := v.Boundaries[g.pick(len(v.Boundaries))]
-		switch g.pick(8) {
+		switch g.pick(9) {
 		case 0:
 			o++
 		case 1:
 			o = v.Tail + 1
 		case 2, 3:
 			o = g.below(v, v.Retained)
+		case 4:
+			o = max(o, 1) - 1 // the held position when a message ends inside a code point
 		}
 		c.Offset = model.Str(o.String())
 	default:

@@ -133,8 +133,11 @@ func errorHeaders(h map[string]string, err error) {
 		gap    *model.SeqGapError
 		recMis *model.RecordMismatchError
 		recRng *model.RecordRangeError
+		gone   *model.RetainedError
 	)
 	switch {
+	case errors.As(err, &gone):
+		h[hNext] = gone.Start.String()
 	case errors.As(err, &closed):
 		h[hClosed], h[hNext] = "true", closed.Final.String()
 	case errors.As(err, &stale):

@@ -159,16 +159,20 @@ func expiredErr(m *streamMeta) error {
 	return model.ErrStreamNotFound
 }
 
-// appendToClosed answers a POST to a closed stream (A-07 step 3, B-5.2-07, B-5.2.1-09).
+// appendToClosed answers a POST to a closed stream (A-07 step 3, B-5.2-07, B-5.2.1-09, D9).
 func (e *Engine) appendToClosed(s *stream, req *AppendRequest, res AppendResult) (AppendResult, *op, uint64, error) {
 	m := s.m
-	if p := req.Producer; p == nil || m.Closer == nil || *m.Closer != *p {
+	closer := req.Producer != nil && m.Closer != nil && *m.Closer == *req.Producer
+	if !closer {
 		// Only the closing tuple was accepted; any other is not echoed as if it had been.
 		res.ProducerEpoch, res.ProducerSeq, res.ProducerAck = 0, 0, false
 	}
-	if len(req.Body) == 0 {
+	if len(req.Body) == 0 && (req.Producer == nil || closer) {
 		res.Outcome = ClosedOnly
 		return res, nil, s.lastLSN, nil
+	}
+	if len(req.Body) == 0 {
+		return res, nil, 0, &model.ClosedError{Final: model.Offset(m.Tail)} // another tuple (D9)
 	}
 	if p := req.Producer; p != nil {
 		st, err := e.producer(s, p.ID)

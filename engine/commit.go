@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
@@ -106,12 +108,20 @@ func (e *Engine) commitGroup(group []storage.Change) []error {
 		}
 		return errs
 	}
+	start := time.Now()
 	errs := e.st.Commit(group)
+	var failure error // of the store, not of one stream
 	for _, err := range errs {
 		if err != nil && !storage.PerStream(err) {
-			e.storeFailed(err)
+			failure = err
 			break
 		}
+	}
+	if obs := e.opts.Observer; obs != nil {
+		obs.Committed(len(group), time.Since(start), failure)
+	}
+	if failure != nil {
+		e.storeFailed(failure)
 	}
 	return errs
 }

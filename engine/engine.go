@@ -37,6 +37,8 @@ type Options struct {
 	TailCacheBytes int
 	// SweepInterval is the period of the expiry and garbage sweeps (default 1s).
 	SweepInterval time.Duration
+	// Observer, when set, receives commit measurements (metrics, D12).
+	Observer Observer
 }
 
 func (o *Options) defaults() {

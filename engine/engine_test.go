@@ -134,7 +134,8 @@ func TestProducerTable(t *testing.T) {
 }
 
 // Closure: appends after close fail with the final offset; close-only is idempotent; the
-// closing producer tuple deduplicates. Spec: B-4-04, B-5.2-07, B-5.2-10, B-5.2.1-09.
+// closing producer tuple deduplicates, a close-only with another tuple is 409.
+// Spec: B-4-04, B-5.2-07, B-5.2-10, B-5.2.1-09, D9.
 func TestClosure(t *testing.T) {
 	te := newTestEngine(t)
 	te.mustCreate("c", "text/plain", "x")
@@ -149,6 +150,13 @@ func TestClosure(t *testing.T) {
 	}
 	if r, err := te.Append(key("c"), AppendRequest{Close: true}); err != nil || r.Outcome != ClosedOnly || !r.Closed {
 		t.Fatalf("close again: %+v %v", r, err)
+	}
+	if r, err := te.Append(key("c"), AppendRequest{Close: true, Producer: p}); err != nil || r.Outcome != ClosedOnly || !r.ProducerAck {
+		t.Fatalf("close-only retry of the closing tuple: %+v %v", r, err)
+	}
+	other := &model.Producer{ID: "v", Epoch: 0, Seq: 0}
+	if _, err := te.Append(key("c"), AppendRequest{Close: true, Producer: other}); !errors.As(err, &closed) || closed.Final != off(2) {
+		t.Fatalf("close-only with another tuple: %v, want 409 with the final offset (D9)", err)
 	}
 	if r, err := te.Append(key("c"), AppendRequest{MediaType: "text/plain", Body: []byte("other"), Producer: p}); err != nil || r.Outcome != Duplicate {
 		t.Fatalf("closer retry: %+v %v", r, err)
@@ -451,5 +459,47 @@ func TestDuplicateGetsOriginalRecordRange(t *testing.T) {
 		if r.Outcome != Duplicate || r.RecordStart != 2*seq || r.RecordNext != 2*seq+2 {
 			t.Fatalf("retry of seq %d: %+v", seq, r)
 		}
+	}
+}
+
+// A text stream may be read from the held position inside a message, where SSE stopped
+// before an incomplete UTF-8 sequence, from the tail cache and from storage; nowhere
+// else inside a message, and never on a binary stream. Spec: D9, A-15.
+func TestReadFromHeldPosition(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("t", "text/plain", "caf\xc3")
+	te.mustAppend("t", "text/plain", "\xa9!")
+	te.mustCreate("b", "application/octet-stream", "caf\xc3")
+	check := func(when string) {
+		t.Helper()
+		res, err := te.Read(key("t"), ReadRequest{From: model.OffsetSpec{Kind: model.SpecAt, At: 3}, Bounds: true})
+		if err != nil || string(res.Data) != "\xc3\xa9!" || res.Start != 3 || res.Next != 6 || len(res.Ends) != 2 || res.Ends[0] != 1 {
+			t.Fatalf("%s: read from the held position: %q %+v %v", when, res.Data, res, err)
+		}
+		for _, k := range []string{"t", "b"} {
+			at := model.Offset(2)
+			if k == "b" {
+				at = 3
+			}
+			if _, err := te.Read(key(k), ReadRequest{From: model.OffsetSpec{Kind: model.SpecAt, At: at}}); !errors.Is(err, model.ErrOffsetNotBoundary) {
+				t.Fatalf("%s: read of %s inside a message at %d: %v", when, k, at, err)
+			}
+		}
+	}
+	check("cached")
+	te.reopen()
+	check("from storage")
+}
+
+// From a held position the message after the held bytes comes along even when it alone
+// exceeds the read's size target. Spec: D9, A-16.
+func TestReadFromHeldPositionTakesTheNextMessage(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("t", "text/plain", "caf\xc3")
+	te.mustAppend("t", "text/plain", "\xa9 and more than four bytes")
+	te.mustAppend("t", "text/plain", "!")
+	res, err := te.Read(key("t"), ReadRequest{From: model.OffsetSpec{Kind: model.SpecAt, At: 3}, MaxBytes: 4})
+	if err != nil || string(res.Data) != "\xc3\xa9 and more than four bytes" || res.UpToDate {
+		t.Fatalf("read from the held position: %q %+v %v", res.Data, res, err)
 	}
 }

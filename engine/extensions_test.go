@@ -129,6 +129,12 @@ func TestSnapshotsAndRetention(t *testing.T) {
 	if _, err := publish(te, "s", 6, "application/x-state", "OTHER"); !errors.Is(err, model.ErrSnapshotConflict) {
 		t.Fatalf("different content at same offset: %v", err)
 	}
+	if err := te.DeleteSnapshot(key("s"), 6); !errors.Is(err, model.ErrSnapshotLatest) {
+		t.Fatalf("delete of the latest snapshot before retention: %v, want SNAPSHOT_IN_USE (D5)", err)
+	}
+	if err := te.DeleteSnapshot(key("s"), 3); !errors.Is(err, model.ErrSnapshotNotFound) {
+		t.Fatalf("delete of an unknown snapshot: %v", err)
+	}
 	match := "sha256:nope"
 	if _, err := te.PublishSnapshot(key("s"), SnapshotRequest{At: Position{Offset: 9}, Body: []byte("y"), Match: &match}); !errors.Is(err, model.ErrSnapshotMatch) {
 		t.Fatalf("match failure: %v", err)
@@ -145,8 +151,12 @@ func TestSnapshotsAndRetention(t *testing.T) {
 	if _, err := te.Read(key("s"), ReadRequest{From: model.OffsetSpec{Kind: model.SpecAt, At: 3}}); !errors.Is(err, model.ErrOffsetGone) {
 		t.Fatalf("read below retention: %v", err)
 	}
-	if got := string(te.readAll("s").Data); got != "ccc" {
-		t.Fatalf("read from -1 after retention: %q", got)
+	var gone *model.RetainedError
+	if _, err := te.Read(key("s"), ReadRequest{From: model.OffsetSpec{Kind: model.SpecStart}}); !errors.As(err, &gone) || gone.Start != 6 {
+		t.Fatalf("read from -1 after retention: %v, want 410 naming offset 6 (D2)", err)
+	}
+	if res, err := te.Read(key("s"), ReadRequest{From: model.OffsetSpec{Kind: model.SpecAt, At: 6}}); err != nil || string(res.Data) != "ccc" {
+		t.Fatalf("read from the retained start: %q %v", res.Data, err)
 	}
 	if err := te.DeleteSnapshot(key("s"), 6); !errors.Is(err, model.ErrSnapshotLatest) {
 		t.Fatalf("delete needed snapshot: %v", err)

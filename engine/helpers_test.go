@@ -16,7 +16,7 @@ import (
 
 // testEngine is an Engine on a temporary data dir (or, with DSD_TEST_BACKEND=memory, on
 // an in-memory store), with a settable clock. Its cleanup closes it and runs the data
-// file's consistency check (the btesting habit).
+// file's consistency checks: bbolt's (the btesting habit) and dsd check's.
 type testEngine struct {
 	*Engine
 	t   testing.TB
@@ -114,9 +114,13 @@ func (te *testEngine) closeAndCheck() {
 		te.t.Errorf("reopen for check: %v", err)
 		return
 	}
-	defer st.Close()
 	if err := st.Check(); err != nil {
 		te.t.Errorf("data file consistency check: %v", err)
+	}
+	path := st.Path()
+	st.Close()
+	if rep, err := boltstore.CheckFile(path); err != nil || len(rep.Problems) > 0 {
+		te.t.Errorf("dsd check: %v %q", err, rep.Problems)
 	}
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"time"
 
 	"github.com/dsd-project/dsd/engine/storage"
@@ -89,11 +90,16 @@ func (e *Engine) viewOf(s *stream, touch bool) (*streamMeta, error) {
 }
 
 // resolveStart turns a requested position into an offset of the view (B-8-03, B-8-04,
-//
+// A-15); a start before the retained one, -1 included once retention has advanced, is a
+// *model.RetainedError (D2).
 func resolveStart(v *streamMeta, spec model.OffsetSpec) (uint64, error) {
+	gone := &model.RetainedError{Start: model.Offset(v.RetainedFrom)}
 	switch spec.Kind {
 	case model.SpecStart:
-		return v.RetainedFrom, nil
+		if v.RetainedFrom > 0 {
+			return 0, gone // D2 amendment: -1 is before the retained start too
+		}
+		return 0, nil
 	case model.SpecNow:
 		return v.Tail, nil
 	}
@@ -102,7 +108,7 @@ func resolveStart(v *streamMeta, spec model.OffsetSpec) (uint64, error) {
 	case o > v.Tail:
 		return 0, model.ErrOffsetBeyondTail
 	case o < v.RetainedFrom:
-		return 0, model.ErrOffsetGone
+		return 0, gone
 	}
 	return o, nil
 }
@@ -121,6 +127,9 @@ func (e *Engine) readView(s *stream, v *streamMeta, req ReadRequest) (ReadResult
 		RecordStart: rec, RecordNext: rec}
 	if start < v.Tail {
 		sp, err := e.messages(s, v, start, lim)
+		if errors.Is(err, model.ErrOffsetNotBoundary) {
+			sp, err = e.fromHeld(s, v, start, lim)
+		}
 		if err != nil {
 			return ReadResult{}, err
 		}

@@ -191,42 +191,24 @@ func (e *Engine) Snapshot(key model.StreamKey, at *model.Offset) (StreamInfo, []
 	return info, body, err
 }
 
-// DeleteSnapshot deletes the visible snapshot at offset at (extension §2.6). It refuses
-// while retention has advanced, since /bootstrap would then be incomplete.
-// Errors: model.ErrSnapshotNotFound (no such visible snapshot), model.ErrSnapshotLatest.
+// DeleteSnapshot answers DELETE {stream}/snapshot/{offset} (extension §2.6, D5
+// amendment): the visible snapshot is the latest one and /bootstrap needs it, so it is
+// never deleted; a superseded or unknown offset is not found. Nothing changes.
+// Errors: model.ErrSnapshotNotFound (no such visible snapshot), model.ErrSnapshotLatest,
+// model.ErrStorageFailed (the stream's storage failed).
 func (e *Engine) DeleteSnapshot(key model.StreamKey, at model.Offset) error {
-	if err := e.checkWritable(); err != nil {
-		return err
-	}
 	s, _, err := e.readable(key, false)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
-	cur := s.m.Snapshot
-	switch {
-	case s.broken.Load() != nil:
-		err = model.ErrStorageFailed
-	case cur == nil || cur.Offset != uint64(at):
-		err = model.ErrSnapshotNotFound
-	case s.m.RetainedFrom > 0:
-		err = model.ErrSnapshotLatest
-	}
-	if err != nil {
-		lsn := s.lastLSN
-		s.mu.Unlock()
-		return e.refuse(lsn, err)
-	}
-	nm := s.edit()
-	nm.Snapshot = nil
-	drop := uint64(at)
-	o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: nm.stored(), DropSnapshot: &drop},
-		pub: func() { s.publish(nm, nil) }}
-	if err := e.q.push(o); err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	s.m, s.lastLSN = nm, o.lsn
+	cur, lsn, broken := s.m.Snapshot, s.lastLSN, s.broken.Load() != nil
 	s.mu.Unlock()
-	return e.await(o)
+	switch {
+	case broken:
+		return model.ErrStorageFailed
+	case cur == nil || cur.Offset != uint64(at):
+		return e.refuse(lsn, model.ErrSnapshotNotFound)
+	}
+	return e.refuse(lsn, model.ErrSnapshotLatest)
 }

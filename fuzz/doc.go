@@ -13,6 +13,7 @@
 //	FuzzBootstrapMultipart     hostile payloads come back byte-exact from /bootstrap (ext §3.2, D5)
 //	FuzzRecordRead             record-aware read parameters: model, engine and httpd agree (ext §6.6)
 //	FuzzForkHeaders            fork headers: model, engine and httpd agree (B-4.2, A-22, A-23)
+//	FuzzHeldTail               SSE hold-back of an incomplete UTF-8 tail: no byte lost, events whole (D9)
 //	FuzzHTTPHandler            any request through httpd: never a 5xx, never a panic
 //	FuzzModelVsEngine          command scripts on the model, the engine and httpd agree
 //

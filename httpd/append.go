@@ -92,7 +92,7 @@ func parseAppend(r *http.Request, hasBody bool) (engine.AppendRequest, error) {
 	if v, ok := hd[hRecordMatch]; ok {
 		n, err := parseUint(v[0])
 		if err != nil {
-			return req, model.ErrBadRecord
+			return req, model.ErrRecordMatchValue
 		}
 		req.RecordMatch = &n
 	}

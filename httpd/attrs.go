@@ -35,7 +35,7 @@ func (h *Handler) putAttrs(w http.ResponseWriter, r *http.Request, t target) err
 		return model.ErrMissingContentType
 	}
 	if mt, err := model.MediaType(ct); err != nil || !model.IsJSON(mt) {
-		return model.ErrBadAttrs
+		return model.ErrAttrsContentType
 	}
 	body, done, err := h.readBody(w, r, model.MaxAttrsBytes*4, nil) // attributes are judged before the stream (model)
 	defer done()

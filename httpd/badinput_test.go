@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -99,6 +100,40 @@ func TestBadInputIsRejectedAndChangesNothing(t *testing.T) {
 	}
 }
 
+// Syntax errors name the parameter and its allowed form (issue 18), each with its
+// code's usual status. Spec: D7, extension §3, §5.4, §6.6.
+func TestErrorMessagesNameTheParameter(t *testing.T) {
+	s := newTestServer(t)
+	s.do("PUT", "/default/j", `{"a":1}`, "Content-Type: application/json")
+	cases := []struct{ method, path, body, hdr, want string }{
+		{"GET", "/default/streams?limit=1001", "", "", "limit must be 1..1000"},
+		{"GET", "/default/j/bootstrap?live=sse", "", "", "/bootstrap takes no live parameter"},
+		{"PUT", "/default/j/attrs", "{}", "Content-Type: text/plain", "attrs need Content-Type: application/json"},
+		{"GET", "/default/j?offset=-1&timeout_ms=x", "", "", "timeout_ms must be"},
+		{"GET", "/default/j?record=x", "", "", "record must be now or an unsigned decimal integer"},
+		{"GET", "/default/j?tail_records=-1", "", "", "tail_records must be"},
+		{"GET", "/default/j?record=0&max_records=0", "", "", "max_records must be 1.."},
+		{"GET", "/default/j?record=0&record_view=full", "", "", "record_view must be envelope"},
+		{"GET", "/default/j?max_records=1", "", "", "max_records and record_view need record= or tail_records="},
+		{"GET", "/default/j?offset=now&cur%zzsor=1", "", "", `query parameter "cur%zzsor" is malformed`},
+		{"GET", "/default/j?offset=now&live=sse%", "", "", `query parameter "live" is malformed`},
+		{"GET", "/default/j?offset=0000000000000000_0000000000000004;", "", "", `query parameter "offset" is malformed`},
+	}
+	for _, c := range cases {
+		var hdr []string
+		if c.hdr != "" {
+			hdr = []string{c.hdr}
+		}
+		w := s.do(c.method, c.path, c.body, hdr...)
+		errorCode(t, w)
+		var body errorBody
+		_ = json.Unmarshal(w.Body.Bytes(), &body)
+		if status(w) != 400 || !strings.Contains(body.Error.Message, c.want) {
+			t.Errorf("%s %s: %d %s, want 400 naming %q", c.method, c.path, status(w), w.Body.String(), c.want)
+		}
+	}
+}
+
 // HEAD errors carry a status and no body. Spec: A-24, D7.
 func TestHeadErrorHasNoBody(t *testing.T) {
 	s := newTestServer(t)
@@ -133,25 +168,32 @@ func TestMethodAndReservedPaths(t *testing.T) {
 	}
 }
 
-// After retention a read from -1 returns other bytes, so it gets another ETag: a cache
-// must not answer it with the trimmed representation (A-03).
-func TestETagFollowsRetention(t *testing.T) {
+// Once retention has advanced, a read from -1 is 410 in every read mode, naming the
+// earliest retained offset in Stream-Next-Offset; so an ETag of the untrimmed read never
+// validates again (A-03). Offsets at or after the retained start and now are served.
+// Spec: D2 amendment, extension §2.2, §3.4.
+func TestMinusOneIsGoneAfterRetention(t *testing.T) {
 	s := newTestServer(t)
 	s.do("PUT", "/v1/stream/e", "aaaa", "Content-Type: text/plain")
-	w := s.do("POST", "/v1/stream/e", "bbbb", "Content-Type: text/plain")
+	s.do("POST", "/v1/stream/e", "bbbb", "Content-Type: text/plain")
 	before := s.do("GET", "/v1/stream/e?offset=-1", "").Header().Get("ETag")
 	s.do("PUT", "/default/e/snapshot/0000000000000000_0000000000000004", "S")
 	if r := s.do("PUT", "/default/e/retention/0000000000000000_0000000000000004", ""); status(r) != 204 {
 		t.Fatalf("retention: %d %s", status(r), r.Body.String())
 	}
-	after := s.do("GET", "/v1/stream/e?offset=-1", "")
-	if after.Body.String() != "bbbb" || after.Header().Get("ETag") == before {
-		t.Fatalf("after retention: %q with ETag %s (before %s)", after.Body.String(), after.Header().Get("ETag"), before)
+	const start = "0000000000000000_0000000000000004"
+	for _, q := range []string{"offset=-1", "", "offset=-1&live=long-poll", "offset=-1&live=sse", "offset=0000000000000000_0000000000000000"} {
+		r := s.do("GET", "/v1/stream/e?"+q, "", "If-None-Match: "+before)
+		if status(r) != 410 || errorCode(t, r) != "OFFSET_GONE" || r.Header().Get("Stream-Next-Offset") != start {
+			t.Errorf("%q after retention: %d %s Stream-Next-Offset %q, want 410 naming %s", q, status(r), r.Body.String(), r.Header().Get("Stream-Next-Offset"), start)
+		}
 	}
-	if r := s.do("GET", "/v1/stream/e?offset=-1", "", "If-None-Match: "+before); status(r) != 200 {
-		t.Fatalf("old ETag still validates: %d", status(r))
+	if r := s.do("GET", "/v1/stream/e?offset="+start, ""); status(r) != 200 || r.Body.String() != "bbbb" {
+		t.Fatalf("read from the retained start: %d %q", status(r), r.Body.String())
 	}
-	_ = w
+	if r := s.do("GET", "/v1/stream/e?offset=now", ""); status(r) != 200 {
+		t.Fatalf("now after retention: %d", status(r))
+	}
 }
 
 // With bearer tokens configured, cacheable reads are private and vary on Authorization,
@@ -183,7 +225,7 @@ func TestReadsArePublicByDefault(t *testing.T) {
 	s := newTestServer(t)
 	s.do("PUT", "/v1/stream/p", "x", "Content-Type: text/plain")
 	w := s.do("GET", "/v1/stream/p?offset=-1", "")
-	if cc := w.Header().Get("Cache-Control"); !strings.HasPrefix(cc, "public, ") || w.Header().Get("Vary") != "" {
+	if cc := w.Header().Get("Cache-Control"); !strings.HasPrefix(cc, "public, ") || strings.Contains(w.Header().Get("Vary"), "Authorization") {
 		t.Fatalf("Cache-Control %q, Vary %q", cc, w.Header().Get("Vary"))
 	}
 }

@@ -28,7 +28,7 @@ var errBoundaryInPart = errors.New("bootstrap boundary occurs in a part")
 // memory.
 func (h *Handler) bootstrap(w http.ResponseWriter, r *http.Request, t target) error {
 	if _, ok := r.URL.Query()["live"]; ok {
-		return model.ErrBadLive
+		return model.ErrBootstrapLive
 	}
 	b, err := h.store.OpenBootstrap(t.key)
 	if err != nil {

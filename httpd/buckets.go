@@ -90,7 +90,7 @@ func parseListQuery(r *http.Request) (engine.ListQuery, error) {
 	if l, ok := v["limit"]; ok {
 		n, err := strconv.Atoi(l[0])
 		if err != nil || n < 1 || n > 1000 || l[0] != strconv.Itoa(n) {
-			return q, model.ErrBadQuery
+			return q, model.ErrListLimit
 		}
 		q.Limit = n
 	}

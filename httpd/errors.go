@@ -3,7 +3,7 @@ package httpd
 import (
 	"encoding/json"
 	"errors"
-	"log"
+	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -40,7 +40,8 @@ var statusOf = map[*model.Error]int{
 	ErrWebhooksOff: 400, ErrNotJSONBody: 400,
 	subs.ErrNotFound: 404, subs.ErrWrongType: 400, subs.ErrURLRejected: 400, subs.ErrBadWorker: 400,
 	subs.ErrTokenInvalid: 401, subs.ErrTokenExpired: 401, subs.ErrAckOffset: 409,
-	subs.ErrWakeStream: 409,
+	subs.ErrWakeStream:          409,
+	model.ErrBadContentEncoding: 415, model.ErrForbidden: 403,
 }
 
 // retryAfter is the Retry-After (seconds) of every 503 (issue 20, D4 amended): the engine
@@ -87,8 +88,11 @@ func errorHeaders(h http.Header, err error) {
 		gap    *model.SeqGapError
 		recMis *model.RecordMismatchError
 		recRng *model.RecordRangeError
+		gone   *model.RetainedError
 	)
 	switch {
+	case errors.As(err, &gone):
+		h.Set(hNextOffset, gone.Start.String())
 	case errors.As(err, &closed):
 		h.Set(hStreamClosed, "true")
 		h.Set(hNextOffset, closed.Final.String())
@@ -123,9 +127,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, known := errorStatus(err)
 	code := model.ErrorCode(err)
 	if !known {
-		log.Printf("dsd: %s %s: internal error: %v", r.Method, r.URL.RequestURI(), err)
+		slog.Error("internal error", "method", r.Method, "path", r.URL.RequestURI(), "err", err)
 		code = "INTERNAL"
 	}
+	noteCode(r, code)
 	h := w.Header()
 	errorHeaders(h, err)
 	h.Set("Cache-Control", "no-store")

@@ -28,6 +28,11 @@ func TestEveryErrorHasAStatus(t *testing.T) {
 			t.Errorf("%v has no code", err)
 		}
 	}
+	for _, d := range model.AllDetails {
+		if st, _ := errorStatus(d); st != statusOf[d.Base] || model.ErrorCode(d) != d.Base.Code {
+			t.Errorf("%q: status %d code %s, want its base's", d.Msg, st, model.ErrorCode(d))
+		}
+	}
 	if _, known := errorStatus(fmt.Errorf("boom")); known {
 		t.Error("an unknown error must not map to a protocol status")
 	}
@@ -36,7 +41,12 @@ func TestEveryErrorHasAStatus(t *testing.T) {
 // errorTable renders the code -> status table that CONFORMANCE.md shows.
 func errorTable() string {
 	var b strings.Builder
-	b.WriteString("| code | status | meaning |\n|---|---|---|\n")
+	b.WriteString("| code | status | meaning | messages that name the parameter |\n|---|---|---|---|\n")
+	details := map[string][]string{}
+	for _, d := range model.AllDetails {
+		details[d.Base.Code] = append(details[d.Base.Code], "`"+d.Msg+"`")
+	}
+	details[model.ErrBadQuery.Code] = append(details[model.ErrBadQuery.Code], "`"+model.MalformedQuery("NAME").Error()+"`")
 	seen := map[string]bool{}
 	for _, err := range allErrors {
 		code := model.ErrorCode(err)
@@ -45,7 +55,7 @@ func errorTable() string {
 		}
 		seen[code] = true
 		st, _ := errorStatus(err)
-		fmt.Fprintf(&b, "| `%s` | %d | %s |\n", code, st, err.Error())
+		fmt.Fprintf(&b, "| `%s` | %d | %s | %s |\n", code, st, err.Error(), strings.Join(details[code], "<br>"))
 	}
 	return b.String()
 }

@@ -214,3 +214,63 @@ func TestTailRecordsETagFollowsRetention(t *testing.T) {
 		t.Fatalf("unchanged tail_records read with its ETag: %d, want 304", status(again))
 	}
 }
+
+// Every response that targets a JSON stream says Stream-Extensions: the stream's own
+// operations, its sub-resources (the 307 of /snapshot included), refusals and DELETE;
+// a text stream's never do. Spec: D5 amendment, extension §6.
+func TestStreamExtensionsOnEveryJSONStreamResponse(t *testing.T) {
+	s := newTestServer(t)
+	s.do("PUT", "/default/j", `[{"a":1},{"b":2}]`, "Content-Type: application/json")
+	s.do("PUT", "/default/t", "x", "Content-Type: text/plain")
+	const o1 = "0000000000000000_0000000000000008"
+	for _, name := range []string{"j", "t"} {
+		p := "/default/" + name
+		ct := "Content-Type: application/json"
+		if name == "t" {
+			ct = "Content-Type: text/plain"
+		}
+		reqs := []struct{ method, path, body string }{
+			{"HEAD", p, ""}, {"GET", p + "?offset=-1", ""}, {"POST", p, `{"c":3}`},
+			{"PUT", p + "/snapshot/" + o1, `{}`}, {"GET", p + "/snapshot", ""},
+			{"GET", p + "/snapshot/" + o1, ""}, {"DELETE", p + "/snapshot/" + o1, ""},
+			{"GET", p + "/bootstrap", ""}, {"GET", p + "/attrs", ""}, {"PUT", p + "/attrs", "{}"},
+			{"POST", p + "/append-batch", frames(`{"d":4}`)}, {"PUT", p + "/retention/" + o1, ""},
+			{"GET", p + "?offset=9999999999999999_9999999999999999", ""}, {"DELETE", p, ""},
+		}
+		for _, q := range reqs {
+			hdr := []string{ct}
+			if strings.HasSuffix(q.path, "/attrs") {
+				hdr = []string{"Content-Type: application/json"}
+			}
+			w := s.do(q.method, q.path, q.body, hdr...)
+			got := w.Header().Get("Stream-Extensions")
+			if want := name == "j"; (got == "json-record-coordinates-v1") != want || (!want && got != "") {
+				t.Errorf("%s %s: %d Stream-Extensions %q (JSON stream: %v)", q.method, q.path, status(w), got, want)
+			}
+		}
+	}
+}
+
+// Every response that carries an ETag answers a matching If-None-Match with 304: catch-up
+// reads, HEAD and snapshot reads (whose ETag is the digest). Spec: B-10-03, issue 18.
+func TestEveryETagHonoursIfNoneMatch(t *testing.T) {
+	s := newTestServer(t)
+	s.do("PUT", "/default/e", "ab", "Content-Type: text/plain")
+	s.do("PUT", "/default/e/snapshot/0000000000000000_0000000000000002", "S")
+	for _, q := range []struct{ method, path string }{
+		{"GET", "/default/e?offset=-1"}, {"HEAD", "/default/e"},
+		{"GET", "/default/e/snapshot/0000000000000000_0000000000000002"},
+	} {
+		first := s.do(q.method, q.path, "")
+		etag := first.Header().Get("ETag")
+		if status(first) != 200 || etag == "" {
+			t.Fatalf("%s %s: %d ETag %q", q.method, q.path, status(first), etag)
+		}
+		if w := s.do(q.method, q.path, "", "If-None-Match: "+etag); status(w) != 304 || w.Body.Len() != 0 || w.Header().Get("ETag") != etag {
+			t.Errorf("%s %s with its ETag: %d %q ETag %q, want 304", q.method, q.path, status(w), w.Body.String(), w.Header().Get("ETag"))
+		}
+		if w := s.do(q.method, q.path, "", `If-None-Match: "other"`); status(w) != 200 {
+			t.Errorf("%s %s with another ETag: %d", q.method, q.path, status(w))
+		}
+	}
+}

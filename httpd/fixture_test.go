@@ -50,11 +50,19 @@ func TestFixtureFromPreviousMain(t *testing.T) {
 		switch kind {
 		case "stream":
 			w, hw := get(http.MethodGet, "/"+arg+"?offset=-1"), get(http.MethodHead, "/"+arg)
+			want := rec.lines[1:]
+			if start := w.Header().Get("Stream-Next-Offset"); w.Code == http.StatusGone && start != "" {
+				// D2 amendment: once retention has advanced, -1 is 410 naming the retained
+				// start, where the previous dsd began its answer; the ETag names the start
+				// as requested, so it differs.
+				w, want = get(http.MethodGet, "/"+arg+"?offset="+start), withoutETag(want)
+				w.Header().Del("ETag")
+			}
 			got := []string{"status " + itoa(w.Code)}
 			got = append(got, headerLines(w.Header(), "", "stream-", "content-type", "etag")...)
 			got = append(got, headerLines(hw.Header(), "head ", "stream-")...)
 			got = append(got, "body "+base64.StdEncoding.EncodeToString(w.Body.Bytes()))
-			sameLines(t, arg, got, rec.lines[1:])
+			sameLines(t, arg, got, want)
 		case "snapshot":
 			w := get(http.MethodGet, "/"+arg+"/snapshot")
 			hdrs := headerLines(w.Header(), "", "stream-snapshot", "content-type")
@@ -199,3 +207,14 @@ func sameJSON(t *testing.T, what string, got []byte, want string) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// withoutETag drops the ETag line of a stream record.
+func withoutETag(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if !strings.HasPrefix(strings.ToLower(l), "etag:") {
+			out = append(out, l)
+		}
+	}
+	return out
+}

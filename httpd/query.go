@@ -28,6 +28,7 @@ type readQuery struct {
 	cursor    string
 	timeout   time.Duration // timeout_ms (D6); 0 = server default
 	rec       *recordQuery  // record-aware read (extension §6.6); nil for offset reads
+	bounds    bool          // reads report message ends (binary SSE: one event per message)
 }
 
 // recordQuery is the record-aware part of a read (extension §6.6-§6.8).
@@ -78,7 +79,7 @@ func parseReadQuery(r *http.Request) (readQuery, error) {
 	if t, ok := v["timeout_ms"]; ok {
 		n, err := strconv.ParseInt(t[0], 10, 64)
 		if err != nil {
-			return q, model.ErrBadQuery
+			return q, model.ErrTimeoutMs
 		}
 		q.timeout = time.Duration(min(max(n, 1), 60000)) * time.Millisecond
 	}
@@ -95,12 +96,12 @@ func parseRecordQuery(v map[string][]string, hasOffset bool) (*recordQuery, erro
 	_, hasMaxBytes := v["max_bytes"]
 	if !hasRec && !hasTail {
 		if hasMax || hasView {
-			return nil, model.ErrBadRecord
+			return nil, model.ErrRecordAlone
 		}
 		return nil, nil
 	}
 	if (hasRec && hasTail) || hasOffset || hasMaxBytes || len(rec) > 1 || len(tail) > 1 {
-		return nil, model.ErrBadRecord
+		return nil, model.ErrRecordExclusive
 	}
 	q := &recordQuery{}
 	switch {
@@ -109,13 +110,13 @@ func parseRecordQuery(v map[string][]string, hasOffset bool) (*recordQuery, erro
 	case hasRec:
 		n, err := parseUint(rec[0])
 		if err != nil {
-			return nil, model.ErrBadRecord
+			return nil, model.ErrRecordValue
 		}
 		q.start, q.startRaw = engine.RecordSpec{Kind: engine.RecordAt, N: n}, rec[0]
 	default:
 		n, err := parseUint(tail[0])
 		if err != nil {
-			return nil, model.ErrBadRecord
+			return nil, model.ErrTailRecordsValue
 		}
 		q.start, q.startRaw = engine.RecordSpec{Kind: engine.RecordTail, N: n}, "t"+tail[0]
 		if n == 0 {
@@ -124,14 +125,14 @@ func parseRecordQuery(v map[string][]string, hasOffset bool) (*recordQuery, erro
 	}
 	if hasMax {
 		n, err := parseUint(maxr[0])
-		if err != nil || n == 0 || n > 1<<31 {
-			return nil, model.ErrBadRecord
+		if err != nil || n == 0 || n > model.MaxRecordsLimit {
+			return nil, model.ErrMaxRecordsValue
 		}
 		q.maxRecords = int(n)
 	}
 	if hasView {
 		if view[0] != "envelope" {
-			return nil, model.ErrBadRecord
+			return nil, model.ErrRecordViewValue
 		}
 		q.envelope = true
 	}
@@ -149,7 +150,7 @@ func (q readQuery) firstRequest() engine.ReadRequest {
 		s := q.rec.start
 		return engine.ReadRequest{Record: &s, MaxMessages: q.rec.maxRecords, MaxBytes: q.maxBytes()}
 	}
-	return engine.ReadRequest{From: q.from, MaxBytes: q.maxBytes()}
+	return engine.ReadRequest{From: q.from, MaxBytes: q.maxBytes(), Bounds: q.bounds}
 }
 
 // maxBytes is the read size target: sseReadBytes for SSE, else the engine's (0).
@@ -166,7 +167,7 @@ func (q readQuery) nextRequest(res engine.ReadResult) engine.ReadRequest {
 		return engine.ReadRequest{Record: &engine.RecordSpec{Kind: engine.RecordContinue,
 			N: res.RecordNext, Offset: res.Next}, MaxMessages: q.rec.maxRecords, MaxBytes: q.maxBytes()}
 	}
-	return engine.ReadRequest{From: at(res.Next), MaxBytes: q.maxBytes()}
+	return engine.ReadRequest{From: at(res.Next), MaxBytes: q.maxBytes(), Bounds: q.bounds}
 }
 
 // isNow reports a read that starts at the tail (no history: no-store, no ETag).

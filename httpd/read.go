@@ -48,10 +48,7 @@ func (h *Handler) writeRead(w http.ResponseWriter, r *http.Request, q readQuery,
 		hd.Set("Cache-Control", ccNoStore)
 	} else {
 		hd.Set("Cache-Control", h.readCacheControl(res))
-		etag := makeETag(res.Info.ID, q.etagStart(res), res.Next, res.EOF)
-		hd.Set("ETag", etag)
-		if etagMatches(r.Header.Get("If-None-Match"), etag) {
-			w.WriteHeader(http.StatusNotModified)
+		if notModified(w, r, makeETag(res.Info.ID, q.etagStart(res), res.Next, res.EOF)) {
 			return nil
 		}
 	}
@@ -163,6 +160,17 @@ func makeETag(id uint64, start string, end model.Offset, closed bool) string {
 	return b.String()
 }
 
+// notModified sets the response's ETag and answers 304 when the request's If-None-Match
+// names it (B-10-03): every response that carries an ETag honours it (issue 18).
+func notModified(w http.ResponseWriter, r *http.Request, etag string) bool {
+	w.Header().Set("ETag", etag)
+	if !etagMatches(r.Header.Get("If-None-Match"), etag) {
+		return false
+	}
+	w.WriteHeader(http.StatusNotModified)
+	return true
+}
+
 // etagMatches implements If-None-Match: any listed entry equal to etag (W/ ignored), or *.
 func etagMatches(header, etag string) bool {
 	if header == "" {
@@ -191,8 +199,9 @@ func (h *Handler) head(w http.ResponseWriter, r *http.Request, t target) error {
 	hd := w.Header()
 	setInfoHeaders(hd, info)
 	hd.Set("Cache-Control", ccNoStore)
-	hd.Set("ETag", makeETag(info.ID, "-1@"+strconv.FormatUint(uint64(info.RetainedFrom), 10), info.Tail, info.Closed))
-	w.WriteHeader(http.StatusOK)
+	if !notModified(w, r, makeETag(info.ID, "-1@"+strconv.FormatUint(uint64(info.RetainedFrom), 10), info.Tail, info.Closed)) {
+		w.WriteHeader(http.StatusOK)
+	}
 	return nil
 }
 

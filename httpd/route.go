@@ -23,6 +23,9 @@ const (
 	tReserved                      // .../__ds/...: subscriptions
 )
 
+// subResource reports whether t names an extension sub-resource of a stream.
+func (t target) subResource() bool { return t.kind > tStream && t.kind <= tAppendBatch }
+
 // target is a parsed request path.
 type target struct {
 	kind   targetKind
@@ -52,7 +55,7 @@ func (h *Handler) parseTarget(escaped string) (target, error) {
 	segs := strings.Split(escaped[1:], "/")
 	bucket, err := url.PathUnescape(segs[0])
 	if err != nil {
-		return target{}, model.ErrBadQuery
+		return target{}, model.ErrBadPathEscape
 	}
 	if bucket == reservedSegment {
 		return target{kind: tReserved, param: strings.Join(segs[1:], "/")}, nil
@@ -106,7 +109,7 @@ func flatTarget(bucket, rest string) (target, error) {
 func streamTarget(bucket string, segs []string) (target, error) {
 	name, err := url.PathUnescape(segs[0])
 	if err != nil {
-		return target{}, model.ErrBadQuery
+		return target{}, model.ErrBadPathEscape
 	}
 	if name == reservedSegment {
 		return target{kind: tReserved, bucket: bucket, param: strings.Join(segs[1:], "/")}, nil

@@ -6,10 +6,9 @@
 package httpd
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"net/http"
-	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -45,9 +44,13 @@ type Config struct {
 	// SSESendBuffer is the kernel send buffer (SO_SNDBUF) of SSE connections, bounding
 	// what a subscriber that does not read pins in the kernel (default 128 KiB).
 	SSESendBuffer int
-	// AuthTokens, when non-empty, are the bearer tokens allowed to use the server
-	// (B-12-01); other requests get 401. Setting them implies CachePrivate.
+	// AuthTokens, when non-empty, are bearer tokens granted everything (B-12-01); other
+	// requests get 401. Setting them (or Tokens) implies CachePrivate.
 	AuthTokens []string
+	// Tokens, when set, are scoped bearer tokens (D12; ParseTokens): a request without a
+	// listed token gets 401, one whose token lacks the scope it needs 403. It takes
+	// precedence over AuthTokens; Handler.SetTokens replaces it.
+	Tokens *Tokens
 	// CachePrivate marks cacheable reads `private` instead of `public` (A-04's option,
 	// B-10-01: private data) and adds `Vary: Authorization`.
 	CachePrivate bool
@@ -96,7 +99,10 @@ func (c *Config) defaults() {
 	if c.BodyTimeout == 0 {
 		c.BodyTimeout = 5 * time.Minute
 	}
-	if len(c.AuthTokens) > 0 {
+	if c.Tokens == nil && len(c.AuthTokens) > 0 {
+		c.Tokens = TokensOf(c.AuthTokens)
+	}
+	if c.Tokens != nil {
 		c.CachePrivate = true // a shared cache must never hold a protected read (B-12-01)
 	}
 }
@@ -109,8 +115,9 @@ type Handler struct {
 	router   *httprouter.Router
 	now      func() time.Time
 	hubs     hubSet
-	bodies   byteBudget // request body bytes held (Config.BodyBudget)
-	stalls   stallSet   // bytes held by blocked response writes (Config.LiveBufferBudget)
+	bodies   byteBudget             // request body bytes held (Config.BodyBudget)
+	stalls   stallSet               // bytes held by blocked response writes (Config.LiveBufferBudget)
+	tokens   atomic.Pointer[Tokens] // nil: no authentication
 }
 
 // Shutdown ends every SSE response parked on a hijacked connection with its final chunk
@@ -124,6 +131,9 @@ func New(store Store, cfg Config) *Handler {
 	h := &Handler{store: store, cfg: cfg, now: time.Now, bodies: byteBudget{limit: cfg.BodyBudget},
 		stalls: stallSet{limit: cfg.LiveBufferBudget, grace: stallGrace}}
 	h.subStore, _ = store.(SubscriptionStore)
+	if cfg.Tokens != nil {
+		h.tokens.Store(cfg.Tokens)
+	}
 	r := httprouter.New()
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
@@ -159,8 +169,9 @@ func methodOrRouteError(r *http.Request) error {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setCommonHeaders(w.Header(), r)
-	if len(h.cfg.AuthTokens) > 0 && r.Method != http.MethodOptions && !h.authorized(r) && !h.ownToken(r) {
-		writeError(w, r, model.ErrUnauthorized)
+	r, err := h.authenticate(r)
+	if err != nil {
+		writeError(w, r, err)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodPut &&
@@ -176,22 +187,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	if err := decodeRequestBody(r); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	countBody(r, requestInfo(r))
 	h.router.ServeHTTP(w, r)
-}
-
-// authorized checks the bearer token (B-12-01).
-func (h *Handler) authorized(r *http.Request) bool {
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") { // schemes are case-insensitive (RFC 9110 §11.1)
-		return false
-	}
-	tok = strings.TrimSpace(tok)
-	for _, t := range h.cfg.AuthTokens {
-		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
-			return true
-		}
-	}
-	return false
 }
 
 // options answers CORS preflights (A-25).
@@ -212,15 +213,25 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, t target) error
 func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	t, err := h.parseTarget(r.URL.EscapedPath())
 	if err == nil {
+		err = admit(r, t)
+	}
+	w, finish := compressResponse(w, r, t, err)
+	if err == nil {
 		fn := h.route(t, r.Method)
 		if fn == nil {
 			w.Header().Set("Allow", allowed(t.kind))
 			err = model.ErrMethodNotAllowed
 		} else {
-			err = fn(w, r, t)
+			if t.subResource() || (t.kind == tStream && r.Method == http.MethodDelete) {
+				h.advertise(w.Header(), t) // before the handler: a DELETE ends the stream
+			}
+			if err = fn(w, r, t); err != nil && t.kind == tStream {
+				h.advertise(w.Header(), t)
+			}
 		}
 	}
 	if err != nil {
 		writeError(w, r, err)
 	}
+	finish() // not deferred: a handler's abort panic must not end the body cleanly
 }

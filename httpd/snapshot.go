@@ -16,7 +16,7 @@ import (
 func position(r *http.Request, t target) (engine.Position, error) {
 	v, byRecord := r.URL.Query()["record"]
 	if (byRecord && t.param != "") || len(v) > 1 {
-		return engine.Position{}, model.ErrBadRecord
+		return engine.Position{}, model.ErrBoundaryTwice
 	}
 	if t.param != "" {
 		o, err := model.ParseOffset(t.param)
@@ -30,7 +30,7 @@ func position(r *http.Request, t target) (engine.Position, error) {
 	}
 	n, err := parseUint(v[0])
 	if err != nil {
-		return engine.Position{}, model.ErrBadRecord
+		return engine.Position{}, model.ErrBoundaryRecordVal
 	}
 	return engine.Position{Record: n, ByRecord: true}, nil
 }
@@ -64,13 +64,13 @@ func (h *Handler) publishSnapshot(w http.ResponseWriter, r *http.Request, t targ
 	hd.Set(hSnapshotOffset, info.Offset.String())
 	hd.Set(hSnapshotDigest, info.Digest)
 	hd.Set("Cache-Control", ccNoStore)
-	h.advertise(hd, t)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-// advertise sets Stream-Extensions on responses of stream operations whose result does
-// not carry the stream's metadata (D5).
+// advertise sets Stream-Extensions on a response that targets a JSON stream where the
+// handler's result does not carry the stream's metadata: sub-resources (redirects,
+// snapshots, bootstrap, attrs, append-batch, retention), DELETE and errors (D5 amendment).
 func (h *Handler) advertise(hd http.Header, t target) {
 	if info, err := h.store.Head(t.key); err == nil && info.JSON() {
 		hd.Set(hExtensions, extRecords)
@@ -110,9 +110,11 @@ func (h *Handler) readSnapshot(w http.ResponseWriter, r *http.Request, t target)
 	hd.Set(hNextOffset, snap.Offset.String())
 	hd.Set(hUpToDate, strconv.FormatBool(snap.Offset == info.Tail))
 	hd.Set("Cache-Control", ccNoStore)
-	hd.Set("ETag", `"`+snap.Digest+`"`)
 	if info.JSON() {
 		setRecordBounds(hd, info)
+	}
+	if notModified(w, r, `"`+snap.Digest+`"`) {
+		return nil // a snapshot at an offset never changes (§2.2: other content is 409)
 	}
 	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)

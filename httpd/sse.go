@@ -13,10 +13,11 @@ import (
 	"github.com/dsd-project/dsd/model"
 )
 
-// sse serves GET {stream}?live=sse (B-5.8, B-8-06, B-8-07, D6, extension §6.9): one data
-// event per read chunk (per record with the envelope view), each followed by a control
-// event in the same write; keep-alive control events while caught up; the final control
-// event after closure; the response ends after SSEMaxAge.
+// sse serves GET {stream}?live=sse (B-5.8, B-8-06, B-8-07, D6, D9, extension §6.9): one
+// data event per read chunk on text and JSON streams, per message on binary ones, per
+// record with the envelope view, each followed by a control event in the same write; no
+// data event ends inside a UTF-8 sequence (holdBack); keep-alive control events while
+// caught up; the final control event after closure; the response ends after SSEMaxAge.
 func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQuery) error {
 	lr, info, err := h.store.OpenLive(t.key)
 	if err != nil {
@@ -27,13 +28,15 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 		lr.Close()
 		return err
 	}
-	res, err := lr.Read(q.firstRequest())
+	enc := sseEncoding(info, q)
+	q.bounds = enc == encBase64
+	raw, err := lr.Read(q.firstRequest())
 	if err != nil {
 		h.stalls.release(st)
 		lr.Close()
 		return err
 	}
-	enc := sseEncoding(info, q)
+	res, end := holdBack(enc, raw)
 	setSSEHeaders(w.Header(), info, enc)
 	deadline := time.Now().Add(h.cfg.SSEMaxAge)
 	if c, hijacked := hijackSSE(w, r, &h.stalls, h.cfg.SSESendBuffer); hijacked {
@@ -43,7 +46,7 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 			return nil
 		}
 		h.stalls.arm(st, c.reset)
-		h.sseHijacked(c, t.key, lr, q, enc, res, st, deadline)
+		h.sseHijacked(c, t.key, lr, q, enc, raw, st, deadline)
 		return nil
 	}
 	h.stalls.release(st) // served through net/http: writeHeld counts its writes
@@ -51,26 +54,42 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	var buf bytes.Buffer
-	for {
-		buf.Reset()
-		h.writeEvents(&buf, enc, q, res)
-		res.Data = nil // only the encoded events are held while the write blocks
-		if err := h.writeHeld(w, r, buf.Bytes(), true); err != nil || res.EOF {
-			return nil
-		}
-		if !res.UpToDate {
-			if res, err = lr.Read(q.nextRequest(res)); err != nil {
+	for sent := false; ; {
+		if !sent || len(res.Data) > 0 || res.EOF {
+			buf.Reset()
+			h.writeEvents(&buf, enc, q, res)
+			res.Data, raw.Data = nil, nil // only the encoded events are held while the write blocks
+			if err := h.writeHeld(w, r, buf.Bytes(), true); err != nil || res.EOF {
 				return nil
 			}
-			continue
+			sent = true
 		}
-		if !h.sseWait(r.Context(), w, rc, lr, q, res, deadline) {
+		if res.UpToDate && !h.sseWait(r.Context(), w, rc, lr, q, res, end, deadline) {
 			return nil
 		}
-		if res, err = lr.Read(q.nextRequest(res)); err != nil {
+		if raw, err = lr.Read(q.nextRequest(res)); err != nil {
 			return nil
 		}
+		res, end = holdBack(enc, raw)
 	}
+}
+
+// holdBack is a read as SSE sends it (D9): on text streams without the incomplete UTF-8
+// sequence at its end, which waits for the bytes that complete it (res.Next stops before
+// it), unless the stream closed on it or nothing else would go out. end is where the read
+// really ended: live reads wait for data past it.
+func holdBack(enc sseEnc, res engine.ReadResult) (engine.ReadResult, model.Offset) {
+	end := res.Next
+	if enc != encText || res.EOF {
+		return res, end
+	}
+	h := model.HeldTail(res.Data)
+	if h == 0 || (h == len(res.Data) && !res.UpToDate) {
+		return res, end
+	}
+	res.Data = res.Data[:len(res.Data)-h]
+	res.Next -= model.Offset(h)
+	return res, end
 }
 
 // sseCatchUpTimeout bounds one write while a subscriber catches up on its own goroutine,
@@ -88,7 +107,9 @@ const sseReserve = 2 * sseReadBytes
 // encode, write) holds its bytes in the live-buffer budget, reserved before the read (st,
 // for res): a reader that does not read holds one read's encoded events (reads are about
 // sseReadBytes) and may be cut (issue 20).
-func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q readQuery, enc sseEnc, res engine.ReadResult, st *stall, deadline time.Time) {
+func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q readQuery, enc sseEnc, raw engine.ReadResult, st *stall, deadline time.Time) {
+	res, end := holdBack(enc, raw)
+	raw.Data = nil
 	for {
 		buf := newChunkBuf(chunkPool.Get().(*bytes.Buffer))
 		buf.Grow(len(res.Data)*4/3 + 512)
@@ -117,14 +138,16 @@ func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q 
 			lr.Close()
 			return
 		}
-		if res, err = lr.Read(q.nextRequest(res)); err != nil {
+		if raw, err = lr.Read(q.nextRequest(res)); err != nil {
 			h.stalls.release(st)
 			c.finish()
 			lr.Close()
 			return
 		}
+		res, end = holdBack(enc, raw)
+		raw.Data = nil
 	}
-	sub := &sseSub{c: c, key: key, q: q, enc: enc, next: res.Next, nextRec: res.RecordNext, info: res.Info,
+	sub := &sseSub{c: c, key: key, q: q, enc: enc, next: res.Next, end: end, nextRec: res.RecordNext, info: res.Info,
 		deadline: deadline, lastSent: time.Now()}
 	h.hubs.join(h, key.String(), res.Info.ID, lr, sub)
 }
@@ -184,6 +207,10 @@ func setSSEHeaders(hd http.Header, info engine.StreamInfo, enc sseEnc) {
 
 // writeEvents renders a read: its data event(s), each followed by a control event.
 func (h *Handler) writeEvents(buf *bytes.Buffer, enc sseEnc, q readQuery, res engine.ReadResult) {
+	if enc == encBase64 && len(res.Ends) > 1 {
+		h.writeMessageEvents(buf, q, res)
+		return
+	}
 	if enc != encEnvelope || len(res.Data) == 0 {
 		if len(res.Data) > 0 {
 			writeDataEvent(buf, enc, res.Data)
@@ -203,17 +230,30 @@ func (h *Handler) writeEvents(buf *bytes.Buffer, enc sseEnc, q readQuery, res en
 	}
 }
 
-// sseWait waits for data after res, sending keep-alive control events every
+// writeMessageEvents renders a binary read as one base64 data event per message (append
+// unit or append-batch frame), each followed by its control event (D9, A-18): base64 of
+// a concatenation would lose the boundaries the stream keeps.
+func (h *Handler) writeMessageEvents(buf *bytes.Buffer, q readQuery, res engine.ReadResult) {
+	from := 0
+	for i, to := range res.Ends {
+		writeDataEvent(buf, encBase64, res.Data[from:to])
+		last := i == len(res.Ends)-1
+		h.writeControlEvent(buf, q, res.Info, res.Start+model.Offset(to), 0, last && res.UpToDate, last && res.EOF)
+		from = to
+	}
+}
+
+// sseWait waits for data past end, sending keep-alive control events (at res) every
 // SSEKeepAlive. It reports false when the response must end (client gone, stream deleted,
 // max age reached).
-func (h *Handler) sseWait(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, lr LiveReader, q readQuery, res engine.ReadResult, deadline time.Time) bool {
+func (h *Handler) sseWait(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, lr LiveReader, q readQuery, res engine.ReadResult, end model.Offset, deadline time.Time) bool {
 	for {
 		wait := min(h.cfg.SSEKeepAlive, time.Until(deadline))
 		if wait <= 0 {
 			return false
 		}
 		wctx, cancel := context.WithTimeout(ctx, wait)
-		_, err := lr.Wait(wctx, res.Next)
+		_, err := lr.Wait(wctx, end)
 		cancel()
 		switch {
 		case err == nil:

@@ -23,7 +23,8 @@ type sseSub struct {
 	key      model.StreamKey
 	q        readQuery
 	enc      sseEnc
-	next     model.Offset
+	next     model.Offset // where the next read starts (its last control event's offset)
+	end      model.Offset // where its last read ended: it waits for data past it (D9 holdBack)
 	nextRec  uint64
 	info     engine.StreamInfo
 	deadline time.Time // the response ends here (SSEMaxAge)
@@ -238,7 +239,7 @@ func (hb *sseHub) deliverGroup(members []*sseSub) bool {
 	rep := members[0]
 	req := rep.q.nextRequest(engine.ReadResult{Next: rep.next, RecordNext: rep.nextRec})
 	for {
-		res, err := hb.lr.Read(req)
+		raw, err := hb.lr.Read(req)
 		if err != nil {
 			// Behind a new retention boundary, or the stream is gone: end these responses
 			// as the per-connection loop would (the client resumes, or learns 410/404).
@@ -248,13 +249,18 @@ func (hb *sseHub) deliverGroup(members []*sseSub) bool {
 			}
 			return !errors.Is(err, model.ErrStreamNotFound) && !errors.Is(err, model.ErrStreamGone)
 		}
+		res, end := holdBack(rep.enc, raw)
+		raw.Data = nil
 		if len(res.Data) == 0 && !res.EOF {
+			for _, s := range members {
+				s.end = max(s.end, end) // only bytes that complete nothing yet: wait past them
+			}
 			return true
 		}
 		buf := newChunkBuf(nil)
 		hb.h.writeEvents(buf, rep.enc, rep.q, res)
 		res.Data = nil
-		hb.send(frameChunk(buf), members, res)
+		hb.send(frameChunk(buf), members, res, end)
 		if res.EOF {
 			for _, s := range members {
 				if !s.dead {
@@ -273,7 +279,7 @@ func (hb *sseHub) deliverGroup(members []*sseSub) bool {
 
 // send writes framed bytes to each member, in parallel for large groups; members that
 // fail are disconnected.
-func (hb *sseHub) send(framed []byte, members []*sseSub, res engine.ReadResult) {
+func (hb *sseHub) send(framed []byte, members []*sseSub, res engine.ReadResult, end model.Offset) {
 	now := time.Now()
 	write := func(part []*sseSub) {
 		for _, s := range part {
@@ -291,7 +297,7 @@ func (hb *sseHub) send(framed []byte, members []*sseSub, res engine.ReadResult) 
 			}
 			s.lastSent = now
 			if res.Info.ID != 0 {
-				s.next, s.nextRec, s.info = res.Next, res.RecordNext, res.Info
+				s.next, s.end, s.nextRec, s.info = res.Next, end, res.RecordNext, res.Info
 			}
 		}
 	}
@@ -327,7 +333,7 @@ func (hb *sseHub) housekeep(now time.Time) {
 		rep := members[0]
 		buf := newChunkBuf(nil)
 		hb.h.writeControlEvent(buf, rep.q, rep.info, rep.next, rep.nextRec, true, false)
-		hb.send(frameChunk(buf), members, engine.ReadResult{})
+		hb.send(frameChunk(buf), members, engine.ReadResult{}, 0)
 	}
 	hb.compact()
 }
@@ -349,9 +355,9 @@ func (hb *sseHub) wait() bool {
 	if len(hb.subs) == 0 {
 		return true
 	}
-	low, due := hb.subs[0].next, hb.subs[0].deadline
+	low, due := hb.subs[0].end, hb.subs[0].deadline
 	for _, s := range hb.subs {
-		low = min(low, s.next)
+		low = min(low, s.end)
 		due = minTime(due, s.deadline, s.lastSent.Add(hb.h.cfg.SSEKeepAlive))
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), due)

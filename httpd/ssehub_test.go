@@ -19,7 +19,13 @@ import (
 // hijacked, hub-parked path.
 func liveServer(t *testing.T, cfg Config) (*httptest.Server, *Handler) {
 	t.Helper()
-	eng, err := engine.Open(t.TempDir(), engine.Options{NoSync: true, SweepInterval: time.Hour})
+	return liveServerWith(t, cfg, engine.Options{NoSync: true, SweepInterval: time.Hour})
+}
+
+// liveServerWith is liveServer over an engine opened with opts.
+func liveServerWith(t *testing.T, cfg Config, opts engine.Options) (*httptest.Server, *Handler) {
+	t.Helper()
+	eng, err := engine.Open(t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

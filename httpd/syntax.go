@@ -3,6 +3,7 @@ package httpd
 import (
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/dsd-project/dsd/model"
 )
@@ -24,7 +25,7 @@ var singleValued = []string{
 func checkRequestSyntax(r *http.Request) error {
 	if r.URL.RawQuery != "" {
 		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
-			return model.ErrBadQuery
+			return model.MalformedQuery(malformedParam(r.URL.RawQuery))
 		}
 	}
 	for _, name := range singleValued {
@@ -33,4 +34,23 @@ func checkRequestSyntax(r *http.Request) error {
 		}
 	}
 	return nil
+}
+
+// malformedParam names the first parameter of a raw query that url.ParseQuery refuses:
+// its decoded name when that decodes, else the name as sent.
+func malformedParam(raw string) string {
+	for pair := range strings.SplitSeq(raw, "&") {
+		key, value, _ := strings.Cut(pair, "=")
+		if k, _, semi := strings.Cut(key, ";"); semi {
+			key, value = k, ";"
+		}
+		name, kerr := url.QueryUnescape(key)
+		if kerr != nil {
+			name = key
+		}
+		if _, verr := url.QueryUnescape(value); kerr != nil || verr != nil || strings.Contains(value, ";") {
+			return name
+		}
+	}
+	return raw
 }

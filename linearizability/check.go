@@ -108,7 +108,7 @@ func Check(h History, opts CheckOptions) Result {
 	for _, t := range h.Live {
 		f, ok := finals[t.Stream]
 		if !ok {
-			stage("live", fmt.Errorf("%s reader of %s: no final content recorded", t.Mode, t.Stream))
+			stage("live", fmt.Errorf("%s reader of %s: no final content recorded (the final read did not answer 200), so the transcript cannot be checked", t.Mode, t.Stream))
 			continue
 		}
 		stage("live", CheckTranscript(t, f)...)

@@ -85,6 +85,11 @@ func (c EngineClient) Append(in Input) Output {
 // committed view).
 func (c EngineClient) ReadAll(stream string) (Output, []byte) {
 	res, err := c.Store.Read(c.key(stream), engine.ReadRequest{From: model.OffsetSpec{Kind: model.SpecStart}, MaxBytes: 1 << 30})
+	retained := ""
+	for gone := (*model.RetainedError)(nil); errors.As(err, &gone); {
+		retained = gone.Start.String() // D2: -1 is 410 once retention has advanced
+		res, err = c.Store.Read(c.key(stream), engine.ReadRequest{From: model.OffsetSpec{Kind: model.SpecAt, At: gone.Start}, MaxBytes: 1 << 30})
+	}
 	if err != nil {
 		return errorOutput(err), nil
 	}
@@ -92,7 +97,7 @@ func (c EngineClient) ReadAll(stream string) (Output, []byte) {
 		return Output{Error: "read did not reach the tail"}, nil
 	}
 	return Output{Status: 200, Offset: res.Next.String(), Closed: res.EOF, Len: uint64(len(res.Data)),
-		Digest: DigestOf(res.Data), Msgs: countMsgs(stream, res.Data)}, res.Data
+		Digest: DigestOf(res.Data), Msgs: countMsgs(stream, res.Data), Retained: retained}, res.Data
 }
 
 // Head implements Client.

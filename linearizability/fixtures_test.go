@@ -143,6 +143,18 @@ func handWritten() map[string]History {
 	out["stream-seq-bad"] = base().op(0, 2, 3, seq("a", "0000000002"), Output{Status: 204, Offset: tok(1)}).
 		op(1, 4, 5, seq("b", "0000000001"), Output{Status: 204, Offset: tok(2)}).h
 
+	// A refusal that reports an offset reports the tail's (B-8-01: the token names the
+	// tail's position everywhere else), as a server that answers refusals with the tail
+	// does (issue 18).
+	refusal := func(off int) History {
+		return base().op(0, 2, 3, seq("a", "0000000002"), Output{Status: 204, Offset: tok(1)}).
+			op(0, 4, 5, appendIn("s", "bc"), Output{Status: 204, Offset: tok(3)}).
+			op(1, 6, 7, seq("d", "0000000001"), Output{Status: 409, Offset: tok(off)}).
+			op(1, 8, 9, head, Output{Status: 200, Offset: tok(3)}).h
+	}
+	out["refusal-offset-ok"] = refusal(3)
+	out["refusal-offset-bad"] = refusal(1)
+
 	// A write with an unknown outcome may have happened, or not (etcd's MaxInt64 return).
 	out["unknown-append-landed-ok"] = base().op(0, 2, 3, appendIn("s", "a"), Output{Error: "timeout"}).
 		op(1, 4, 5, read, readOut("a", false)).h
@@ -207,7 +219,8 @@ func handWritten() map[string]History {
 }
 
 // writeFixtures rewrites testdata/: the hand-written pairs, and small recorded runs: one
-// of dsd's engine (ok) and one through each planted bug (bad).
+// of dsd's engine (ok), one through a double that reports the tail on refusals (ok) and
+// one through each planted bug (bad).
 func writeFixtures(t *testing.T) {
 	if err := os.MkdirAll("testdata", 0o755); err != nil {
 		t.Fatal(err)
@@ -216,10 +229,10 @@ func writeFixtures(t *testing.T) {
 		writeHistory(t, name, h)
 	}
 	cfg := Config{Clients: 8, Ops: 160, Streams: 3, Seed: 42, LiveTimeout: 20 * time.Second}
-	record := func(name string, store httpd.Store, wantOK bool) {
+	recordClient := func(name string, client Client, wantOK bool) {
 		for attempt := 0; attempt < 20; attempt++ {
 			cfg.Prefix = fmt.Sprintf("fx%d", attempt) // fresh streams: the last run soft-deleted its forked ones
-			run, err := Record(context.Background(), EngineClient{Store: store, Bucket: "fixtures-" + name}, cfg)
+			run, err := Record(context.Background(), client, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,9 +244,14 @@ func writeFixtures(t *testing.T) {
 		}
 		t.Fatalf("could not record %s", name)
 	}
+	record := func(name string, store httpd.Store, wantOK bool) {
+		recordClient(name, EngineClient{Store: store, Bucket: "fixtures-" + name}, wantOK)
+	}
 	record("dsd-engine-ok", httpd.EngineStore{Engine: openEngine(t)}, true)
 	record("dsd-engine-lost-responses-ok", &flaky{Store: httpd.EngineStore{Engine: openEngine(t)},
 		rng: rand.New(rand.NewPCG(3, 4))}, true)
+	recordClient("tail-on-refusal-ok", tailOnRefusal{EngineClient{Store: httpd.EngineStore{Engine: openEngine(t)},
+		Bucket: "fixtures-tail-on-refusal"}}, true)
 	for _, pc := range planted {
 		record("planted-"+pc.name+"-bad", pc.wrap(httpd.EngineStore{Engine: openEngine(t)}), false)
 	}

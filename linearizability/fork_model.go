@@ -17,7 +17,7 @@ func stepFork(s State, in Input, out Output) (bool, State) {
 	case !s.Exists:
 		return out.Status == 201 && out.Offset == in.Offset, forked
 	case s.Closed:
-		return out.Status == 409, s
+		return s.refused(out.Status == 409, out)
 	case out.Status != 200:
 		return false, s
 	}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsd-project/dsd/model"
@@ -33,6 +34,12 @@ type HTTPClient struct {
 	Base    string // no trailing slash
 	Surface Surface
 	Bucket  string // bucketed surface only
+	// StreamPath is the flat surface's stream prefix (default "/v1/stream/").
+	StreamPath string
+	// Bases, when set, are the roots of several servers of one cluster (Base is then
+	// the first): requests go to each in turn, so every client of the workload talks to
+	// every server and a write made through one must be seen through the others.
+	Bases []string
 	// CompatBucket is the bucket behind the flat surface, where a flat stream's extension
 	// sub-resources live (D1 amended; default dsd's "default").
 	CompatBucket string
@@ -45,6 +52,8 @@ type HTTPClient struct {
 	// 502 or 503) try again from the same offset after this pause, as a client of a
 	// cluster losing nodes does (D11: 503 carries Retry-After); 0 ends the transcript.
 	LiveRetry time.Duration
+
+	next atomic.Uint64 // the next entry of Bases
 }
 
 var _ Client = (*HTTPClient)(nil)
@@ -59,9 +68,21 @@ func NewHTTPClient(base string, surface Surface, bucket string) *HTTPClient {
 
 func (c *HTTPClient) streamURL(stream string) string {
 	if c.Surface == SurfaceBucketed {
-		return c.Base + "/" + url.PathEscape(c.Bucket) + "/" + url.PathEscape(stream)
+		return c.base() + "/" + url.PathEscape(c.Bucket) + "/" + url.PathEscape(stream)
 	}
-	return c.Base + "/v1/stream/" + url.PathEscape(stream)
+	prefix := c.StreamPath
+	if prefix == "" {
+		prefix = "/v1/stream/"
+	}
+	return c.base() + prefix + url.PathEscape(stream)
+}
+
+// base is the server root of the next request: Base, or the next of Bases in turn.
+func (c *HTTPClient) base() string {
+	if len(c.Bases) == 0 {
+		return c.Base
+	}
+	return strings.TrimSuffix(c.Bases[(c.next.Add(1)-1)%uint64(len(c.Bases))], "/")
 }
 
 // extURL is the stream's URL for extension sub-resources, which live on the bucketed
@@ -75,7 +96,7 @@ func (c *HTTPClient) extURL(stream string) string {
 	if b == "" {
 		b = "default"
 	}
-	return c.Base + "/" + url.PathEscape(b) + "/" + url.PathEscape(stream)
+	return c.base() + "/" + url.PathEscape(b) + "/" + url.PathEscape(stream)
 }
 
 // Setup creates the bucket on the bucketed surface (201, or 409 when it exists).
@@ -102,6 +123,11 @@ type response struct {
 
 // do sends one request with the client's timeout and reads the whole response.
 func (c *HTTPClient) do(method, u string, hdr http.Header, body []byte) (*response, error) {
+	return c.doWith(c.HTTP, method, u, hdr, body)
+}
+
+// doWith is do through hc.
+func (c *HTTPClient) doWith(hc *http.Client, method, u string, hdr http.Header, body []byte) (*response, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout())
 	defer cancel()
 	var rd io.Reader
@@ -115,7 +141,7 @@ func (c *HTTPClient) do(method, u string, hdr http.Header, body []byte) (*respon
 	for k, v := range hdr {
 		req.Header[k] = v
 	}
-	resp, err := c.HTTP.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -199,15 +225,22 @@ func (c *HTTPClient) Head(stream string) Output {
 // Stream-Up-To-Date (B-5.6-09). The result is the state at the last request, since a
 // stream only grows.
 func (c *HTTPClient) ReadAll(stream string) (Output, []byte) {
-	data, next, closed, status, err := c.readChunks(stream, "-1")
-	if err != nil {
-		return Output{Error: err.Error()}, nil
+	from, retained := "-1", ""
+	for range 100 {
+		data, next, closed, status, err := c.readChunks(stream, from)
+		switch {
+		case err != nil:
+			return Output{Error: err.Error()}, nil
+		case status == 410 && next != "" && next != from:
+			from, retained = next, next // D2: resume at the earliest retained offset
+			continue
+		case status != 200:
+			return Output{Status: status}, nil
+		}
+		return Output{Status: 200, Offset: next, Closed: closed, Len: uint64(len(data)), Digest: DigestOf(data),
+			Msgs: countMsgs(stream, data), Retained: retained}, data
 	}
-	if status != 200 {
-		return Output{Status: status}, nil
-	}
-	return Output{Status: 200, Offset: next, Closed: closed, Len: uint64(len(data)), Digest: DigestOf(data),
-		Msgs: countMsgs(stream, data)}, data
+	return Output{Error: "a read from -1 kept answering 410"}, nil
 }
 
 // ReadFrom implements Client.
@@ -229,7 +262,7 @@ func (c *HTTPClient) readChunks(stream, offset string) (data []byte, next string
 			if resp.StatusCode >= 500 {
 				return nil, "", false, 0, fmt.Errorf("status %d", resp.StatusCode)
 			}
-			return nil, "", false, resp.StatusCode, nil
+			return nil, resp.Header.Get("Stream-Next-Offset"), false, resp.StatusCode, nil
 		}
 		chunk := resp.Body
 		if isJSONStream(stream) { // a JSON array of whole messages (B-9.1-04): back to canonical bytes (D3)
@@ -241,8 +274,8 @@ func (c *HTTPClient) readChunks(stream, offset string) (data []byte, next string
 		}
 		data = append(data, chunk...)
 		next = resp.Header.Get("Stream-Next-Offset")
-		if next == "" {
-			return nil, "", false, 0, errors.New("200 without Stream-Next-Offset")
+		if next == "" { // an observation: the model wants the tail's token (B-5.6-04)
+			return data, "", false, 200, nil
 		}
 		if resp.Header.Get("Stream-Up-To-Date") != "" {
 			closed = strings.EqualFold(strings.TrimSpace(resp.Header.Get("Stream-Closed")), "true")

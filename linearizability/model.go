@@ -67,7 +67,8 @@ type State struct {
 // admission, Stream-Seq order), and they assume the workload's fixed create
 // configuration. Offsets are opaque: the model only requires, per B-8-01, that every
 // token acknowledging an append sorts strictly after every earlier one and that the same
-// tail reads back as the same token.
+// tail reads back as the same token; a refusal (400, 403, 409, 412) that reports an offset
+// must report the tail's.
 //
 // Unknown outcomes (Output.Status == 0) are data: such a write is given Return =
 // math.MaxInt64 by the history (etcd's habit), and Step applies it when it is
@@ -135,6 +136,9 @@ func Step(s State, in Input, out Output) (bool, State) {
 		if out.Status != 200 || out.Len != n || out.Digest != d || out.Closed != s.Closed {
 			return false, s
 		}
+		if (s.RetLen > 0) != (out.Retained != "") || (out.Retained != "" && out.Retained != s.RetTok) {
+			return false, s // D2: -1 is 410 naming the retained start once retention has advanced
+		}
 		if isJSONStream(in.Stream) && out.Msgs != s.Recs-s.RetRecs { // §6.13: N - F retained messages
 			return false, s
 		}
@@ -195,8 +199,8 @@ func stepCreate(s State, in Input, out Output) (bool, State) {
 		return out.Status == 201 && out.Offset != "", State{Exists: true, Tail: out.Offset, TailExact: true,
 			StartTok: out.Offset}
 	case s.Closed:
-		return out.Status == 409, s
-	case out.Status != 200:
+		return s.refused(out.Status == 409, out)
+	case out.Status != 200 || out.Closed: // the stream is open: no Stream-Closed (B-5.1-02)
 		return false, s
 	}
 	return s.atTail(out.Offset)
@@ -221,12 +225,12 @@ func stepAppend(s State, in Input, out Output) (bool, State) {
 		switch e := err.(type) {
 		case nil:
 		case *model.StaleEpochError: // 403 with the current epoch (B-5.2.1-04)
-			return out.Status == 403 && (out.Epoch == nil || *out.Epoch == e.Current), s
+			return s.refused(out.Status == 403 && (out.Epoch == nil || *out.Epoch == e.Current), out)
 		case *model.SeqGapError: // 409 with expected and received (B-5.2.1-04)
-			return out.Status == 409 && !out.Closed && eqOpt(out.Expected, e.Expected) &&
-				eqOpt(out.Received, e.Received), s
+			return s.refused(out.Status == 409 && !out.Closed && eqOpt(out.Expected, e.Expected) &&
+				eqOpt(out.Received, e.Received), out)
 		default: // a new epoch must start at seq 0: 400
-			return out.Status == 400, s
+			return s.refused(out.Status == 400, out)
 		}
 		if adm == model.AdmitDuplicate { // 204, nothing written, highest seq (B-5.2.1-03/04)
 			ok := out.Status == 204 && !out.Closed && eqOpt(out.Seq, ps.LastSeq)
@@ -237,7 +241,7 @@ func stepAppend(s State, in Input, out Output) (bool, State) {
 		}
 	}
 	if body && in.StreamSeq != "" && model.StreamSeqRegresses(s.streamSeq(), in.StreamSeq) {
-		return out.Status == 409 && !out.Closed && out.Expected == nil, s // B-5.2-05
+		return s.refused(out.Status == 409 && !out.Closed && out.Expected == nil, out) // B-5.2-05
 	}
 	if s.recordMismatch(in) { // §6.4: 412 with N and the tail
 		if out.Status != 412 || !eqOpt(out.RecNext, s.Recs) {
@@ -271,11 +275,18 @@ func stepAppend(s State, in Input, out Output) (bool, State) {
 }
 
 // stepClosed: a POST to a closed stream (A-07 step 3). Close-only: 204 with
-// Stream-Closed and the final offset (B-5.3-01). The tuple that closed it: 204, which
+// Stream-Closed and the final offset (B-5.3-01), without producer headers or with the
+// closing tuple; with another tuple 409 with Stream-Closed and the final offset (D9). The tuple that closed it: 204, which
 // B-5.2.1-09 makes a SHOULD, so a 409 is accepted too. A known producer with a stale
 // epoch: 403 or 409 (B-5.2.1-09 allows either). Anything else: 409 with Stream-Closed
 // and the final offset (B-5.2-07, B-5.2-10).
 func stepClosed(s State, in Input, out Output) (bool, State) {
+	if p := in.Producer; in.Body == "" && p != nil && s.Closer != encodeProducer(*p) {
+		if out.Status != 409 || !out.Closed { // D9: another tuple's close-only is refused
+			return false, s
+		}
+		return s.atTail(out.Offset)
+	}
 	if in.Body == "" {
 		if out.Status != 204 || !out.Closed || !eqOpt(out.RecStart, s.Recs) || !eqOpt(out.RecNext, s.Recs) {
 			return false, s
@@ -284,10 +295,10 @@ func stepClosed(s State, in Input, out Output) (bool, State) {
 	}
 	if p := in.Producer; p != nil {
 		if s.Closer == encodeProducer(*p) && out.Status == 204 {
-			return true, s // SHOULD; a plain 409 below is allowed too
+			return s.refused(true, out) // SHOULD; a plain 409 below is allowed too
 		}
 		if ps := s.producer(p.ID); ps != nil && p.Epoch < ps.Epoch && out.Status == 403 {
-			return true, s
+			return s.refused(true, out)
 		}
 	}
 	if out.Status != 409 || !out.Closed {
@@ -354,6 +365,21 @@ func (s State) apply(in Input) State {
 		}
 	}
 	return s
+}
+
+// refused checks a refusal (or a reply that changes nothing): ok is the verdict on its
+// status and headers, and a Stream-Next-Offset it carries, when it carries one, must be
+// the tail's (servers may report the tail on a 400, 403, 409 or 412; dsd sends none on
+// most). Without this check the linearization could place such a token anywhere in the
+// operation's window, and the offsets post-pass would then see it name a wrong position.
+func (s State) refused(ok bool, out Output) (bool, State) {
+	if !ok {
+		return false, s
+	}
+	if out.Offset == "" {
+		return true, s
+	}
+	return s.atTail(out.Offset)
 }
 
 // atTail checks a response that reports the current tail: its token must be the tail's

@@ -48,6 +48,23 @@ func TestStepProducerDuplicate(t *testing.T) {
 	step(t, s, prod("s", "c", "p", 0, 3), Output{Status: 409, Expected: u64p(1), Received: u64p(3)}, false)
 }
 
+// On a closed stream a close-only with the closing tuple is 204, with any other tuple 409
+// with Stream-Closed and the final offset. Spec: A-07 step 3, D9.
+func TestStepCloseOnlyOnAClosedStream(t *testing.T) {
+	s := created(t)
+	closing := prod("s", "a", "p", 0, 0)
+	closing.Close = true
+	s = step(t, s, closing, Output{Status: 200, Offset: tok(1), Closed: true, Seq: u64p(0)}, true)
+	retry := prod("s", "", "p", 0, 0)
+	retry.Close = true
+	step(t, s, retry, Output{Status: 204, Offset: tok(1), Closed: true}, true)
+	other := prod("s", "", "q", 0, 0)
+	other.Close = true
+	step(t, s, other, Output{Status: 204, Offset: tok(1), Closed: true}, false)
+	step(t, s, other, Output{Status: 409, Offset: tok(1), Closed: true}, true)
+	step(t, s, other, Output{Status: 409, Offset: tok(1)}, false)
+}
+
 // An append whose outcome is unknown takes effect when it is admissible, leaving the
 // tail's offset unknown but bounded; an inadmissible one changes nothing.
 func TestStepUnknownAppend(t *testing.T) {

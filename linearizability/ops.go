@@ -129,6 +129,9 @@ type Output struct {
 	Expected *uint64 `json:"expected,omitempty"` // Producer-Expected-Seq
 	Received *uint64 `json:"received,omitempty"` // Producer-Received-Seq
 	Error    string  `json:"error,omitempty"`    // why the outcome is unknown
+	// Retained is the Stream-Next-Offset of the 410 a read from -1 got once retention had
+	// advanced (D2), where the read then resumed; "" when -1 was served at once.
+	Retained string `json:"retained,omitempty"`
 
 	// SnapOffset is Stream-Snapshot-Offset ("-1" on a bootstrap without snapshot; ""
 	// absent), SnapDigest is Stream-Snapshot-Digest (extension §2.4, D5).

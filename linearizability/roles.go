@@ -27,16 +27,30 @@ const (
 	roleFork
 )
 
-// roleOf assigns roles in turn: plain, snapshot, JSON, plain, ... (all plain when the
-// run is base-only).
+// roleOf assigns roles in turn: plain, snapshot, JSON, plain, ..., leaving out the
+// snapshot role without the snapshot extension and the JSON role without record
+// coordinates (all plain when the run is base-only).
 func roleOf(i int, cfg Config) role {
-	if cfg.BaseOnly {
-		return rolePlain
+	roles := []role{rolePlain}
+	if cfg.has(ExtSnapshot) {
+		roles = append(roles, roleSnapshot)
 	}
-	return []role{rolePlain, roleSnapshot, roleJSON, rolePlain}[i%4]
+	if cfg.has(ExtRecords) {
+		roles = append(roles, roleJSON)
+	}
+	roles = append(roles, rolePlain)
+	return roles[i%len(roles)]
 }
 
 func (r role) snapshots() bool { return r == roleSnapshot || r == roleJSON }
+
+// snapshots reports whether s gets snapshots and retention.
+func (w *workload) snapshots(s *streamPlan) bool { return s.role.snapshots() && w.cfg.has(ExtSnapshot) }
+
+// snapshotReads reports whether s gets snapshot reads or bootstraps (snapshotOp).
+func (w *workload) snapshotReads(s *streamPlan) bool {
+	return s.role.snapshots() && (w.cfg.has(ExtSnapshot) || w.cfg.has(ExtBootstrap))
+}
 
 // suffix ends the names of JSON streams (isJSONStream).
 func (r role) suffix() string {
@@ -132,9 +146,9 @@ func (w *workload) publish(cr *ClientRecorder, s *streamPlan, tok, blob string) 
 	}
 }
 
-// snapshotOp reads the visible snapshot or bootstraps.
+// snapshotOp reads the visible snapshot or bootstraps (each when its extension is on).
 func (w *workload) snapshotOp(cr *ClientRecorder, rng *mrand.Rand, s *streamPlan) {
-	if rng.IntN(3) > 0 {
+	if w.cfg.has(ExtBootstrap) && (rng.IntN(3) > 0 || !w.cfg.has(ExtSnapshot)) {
 		cr.Do(Input{Kind: OpBootstrap, Stream: s.name}, func() Output { return w.client.Bootstrap(s.name) })
 		return
 	}

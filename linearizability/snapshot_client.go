@@ -114,9 +114,7 @@ var errSuperseded = errors.New("the snapshot was superseded between the redirect
 func (c *HTTPClient) ReadSnapshot(stream string) Output {
 	nc := *c.HTTP
 	nc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	cc := *c
-	cc.HTTP = &nc
-	resp, err := cc.do(http.MethodGet, c.extURL(stream)+"/snapshot", nil, nil)
+	resp, err := c.doWith(&nc, http.MethodGet, c.extURL(stream)+"/snapshot", nil, nil)
 	if err != nil || resp.StatusCode != http.StatusTemporaryRedirect {
 		return output(resp, err)
 	}
@@ -125,7 +123,7 @@ func (c *HTTPClient) ReadSnapshot(stream string) Output {
 		return Output{Error: "bad Location: " + err.Error()}
 	}
 	base, _ := url.Parse(c.streamURL(stream))
-	resp, err = cc.do(http.MethodGet, base.ResolveReference(loc).String(), nil, nil)
+	resp, err = c.doWith(&nc, http.MethodGet, base.ResolveReference(loc).String(), nil, nil)
 	out := output(resp, err)
 	switch {
 	case out.Unknown():

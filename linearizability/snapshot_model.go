@@ -33,7 +33,7 @@ func stepSnapshot(s State, in Input, out Output) (bool, State) {
 	case !s.Exists:
 		return out.Status == 404, s
 	case atSnap && s.SnapBlob != blob:
-		return out.Status == 409, s
+		return s.refused(out.Status == 409, out)
 	case !atSnap && !atTail:
 		return false, s
 	case out.Status != 204 || out.SnapOffset != in.Offset || out.SnapDigest != blob:
@@ -81,7 +81,7 @@ func stepRetain(s State, in Input, out Output) (bool, State) {
 		}
 		return s.atTail(out.Offset)
 	case s.TailExact && tok == s.Tail && s.Len > s.RetLen:
-		return out.Status == 409, s
+		return s.refused(out.Status == 409, out)
 	}
 	return false, s
 }

@@ -32,7 +32,8 @@ func TestStepSnapshotPublish(t *testing.T) {
 }
 
 // Retention moves only to the visible snapshot (409 past it); afterwards a read from -1
-// and bootstrap start at the boundary. Spec: extension §2.2, §3.2, B-8-03.
+// and bootstrap start at the boundary, a read from -1 resumes there after its 410.
+// Spec: extension §2.2, §3.2, B-8-03, D2.
 func TestStepRetentionAndBootstrap(t *testing.T) {
 	s := created(t)
 	s = step(t, s, appendIn("s", "abc"), Output{Status: 204, Offset: tok(3)}, true)
@@ -49,7 +50,11 @@ func TestStepRetentionAndBootstrap(t *testing.T) {
 	read := Input{Kind: OpRead, Stream: "s"}
 	step(t, s, read, readOut("abcde", false), false)
 	tail := Output{Status: 200, Offset: tok(5), Len: 2, Digest: DigestOf([]byte("de"))}
+	step(t, s, read, tail, false) // D2: -1 is 410 once retention has advanced
+	tail.Retained = tok(3)
 	step(t, s, read, tail, true)
+	tail.Retained = tok(0)
+	step(t, s, read, tail, false)
 	after := Output{Status: 200, Offset: tok(5), SnapOffset: tok(3), SnapDigest: blobDigest("x"), Blob: blobDigest("x"),
 		Len: 2, Digest: DigestOf([]byte("de"))}
 	step(t, s, boot, after, true)

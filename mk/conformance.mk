@@ -9,6 +9,11 @@
 #   make conformance-node             the Node reference server (flat surface)
 #   make conformance-list             regenerate conformance/testdata/specs.txt
 #   make conformance-matrix           dsd (both surfaces) + Node, then CONFORMANCE.md's table
+#   make conformance-matrix CADDY_BIN=path/to/caddy
+#                                     also the upstream Caddy server, whose results are kept in
+#                                     $(CADDY_RESULTS) (committed: CI does not build Caddy, the
+#                                     column shows the last run by hand)
+#   make conformance-caddy CADDY_BIN=...  the kit against the upstream Caddy server
 #
 # Reports go to $(REPORT_DIR)/conformance/<run>/{junit.xml,report.json}.
 
@@ -29,8 +34,12 @@ DSD_SUBS_FLAGS ?= --webhooks --webhook-allow-loopback
 CONF_FLAGS = --mode $(MODE) --long-poll-timeout $${DS_LONGPOLL_MS:-500}ms \
              $(if $(LABEL_FILTER),--label-filter '$(LABEL_FILTER)')
 DSD_CONF   = $(DSCONFORM) $(CONF_FLAGS) --extensions $(DSD_EXTENSIONS) --profiles dsd --compat-bucket default
+# The upstream Caddy server (packages/caddy-plugin of the upstream repository, built with
+# `go build ./cmd/caddy`): optional, never vendored.
+CADDY_BIN     ?=
+CADDY_RESULTS := conformance/testdata/runs/caddy.json
 
-.PHONY: conformance conformance-node conformance-list conformance-matrix
+.PHONY: conformance conformance-node conformance-caddy conformance-list conformance-matrix
 
 ## conformance: the kit against a fresh dsd on both surfaces (or against BASE_URL).
 conformance: build
@@ -50,6 +59,11 @@ endif
 conformance-node: build peers-install
 	DS_WEBHOOKS=1 tools/with-server.sh node $(DSCONFORM) $(CONF_FLAGS) --surface flat --report-dir $(CONF_REPORTS)/node
 
+## conformance-caddy: the kit against the upstream Caddy server $(CADDY_BIN) (flat surface).
+conformance-caddy: build
+	@[ -n "$(CADDY_BIN)" ] || { echo "conformance-caddy: set CADDY_BIN to the upstream Caddy server binary" >&2; exit 2; }
+	CADDY_BIN=$(CADDY_BIN) tools/with-server.sh caddy $(DSCONFORM) $(CONF_FLAGS) --surface flat --report-dir $(CONF_REPORTS)/caddy
+
 ## conformance-list: regenerate the golden spec inventory (checked by go test ./cmd/dsconform).
 conformance-list:
 	$(GO) run ./cmd/dsconform list --out conformance/testdata/specs.txt
@@ -62,7 +76,14 @@ conformance-matrix: build peers-install
 	-DSD_FLAGS="$(DSD_SUBS_FLAGS)" tools/with-server.sh dsd $(DSCONFORM) --mode full --extensions $(DSD_EXTENSIONS) --profiles dsd \
 	  --surface flat --compat-bucket default --report-dir $(CONF_REPORTS)/dsd-flat
 	-DS_WEBHOOKS=1 tools/with-server.sh node $(DSCONFORM) --mode full --surface flat --report-dir $(CONF_REPORTS)/node
+ifneq ($(CADDY_BIN),)
+	-CADDY_BIN=$(CADDY_BIN) tools/with-server.sh caddy $(DSCONFORM) --mode full --surface flat --report-dir $(CONF_REPORTS)/caddy
+	@mkdir -p $(dir $(CADDY_RESULTS))
+	$(DSCONFORM) results --in $(CONF_REPORTS)/caddy --out $(CADDY_RESULTS) \
+	  --server "upstream Caddy server (packages/caddy-plugin), run $$(date -u +%Y-%m-%d) against kit $$(git rev-parse --short HEAD)"
+endif
 	$(DSCONFORM) matrix --out CONFORMANCE.md \
 	  --run "dsd (bucketed)=$(CONF_REPORTS)/dsd-bucketed" \
 	  --run "dsd (flat)=$(CONF_REPORTS)/dsd-flat" \
-	  --run "node (flat)=$(CONF_REPORTS)/node"
+	  --run "node (flat)=$(CONF_REPORTS)/node" \
+	  --run "caddy (flat)=$(CADDY_RESULTS)"

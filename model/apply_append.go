@@ -47,7 +47,7 @@ func parseAppend(c AppendStream) (appendRequest, error) {
 	if c.RecordMatch != nil {
 		n, ok := ParseRecordOrdinal(*c.RecordMatch)
 		if !ok {
-			return req, ErrBadRecord
+			return req, ErrRecordMatchValue
 		}
 		req.recordMatch = &n
 	}
@@ -171,10 +171,11 @@ func (st *stream) decideAppend(req appendRequest) Result {
 }
 
 // appendToClosed answers a POST to a closed stream (A-07 step 3). Close-only: 204 with
-// Stream-Closed and the final offset, with or without producer headers (B-5.2-07,
-// B-5.3-01; producer headers are echoed), and on a JSON stream the empty range at N.
-// With a body: the exact tuple that closed the stream is a deduplicated success, 204
-// (B-5.2.1-09), which on a JSON stream reports the record range the closing request
+// Stream-Closed and the final offset without producer headers (B-5.2-07, B-5.3-01) or
+// with the tuple that closed the stream (a retry, echoed), and on a JSON stream the empty
+// range at N; close-only with any other producer tuple is 409 with Stream-Closed and the
+// final offset (D9). With a body: the exact tuple that closed the stream is a
+// deduplicated success, 204 (B-5.2.1-09), which on a JSON stream reports the record range the closing request
 // created (extension §6.3: "the original Stream-Record-Start and Stream-Record-Next");
 // a known producer with a stale epoch is 403 (B-5.2.1-09: 403 or 409, we send 403);
 // anything else is 409 with Stream-Closed and Stream-Next-Offset = the final offset
@@ -187,8 +188,11 @@ func appendToClosed(st *stream, req appendRequest) Result {
 		ok.Producer = &ProducerAck{Epoch: p.Epoch, Seq: p.Seq}
 	}
 	n := st.recordNext()
-	if len(req.body) == 0 {
+	if len(req.body) == 0 && (req.producer == nil || ok.Producer != nil) {
 		return ok.recordAck(st, n, n)
+	}
+	if len(req.body) == 0 {
+		return fail(StatusConflict, &ClosedError{Final: st.tail()})
 	}
 	if p := req.producer; p != nil {
 		if st.closer != nil && *st.closer == *p {

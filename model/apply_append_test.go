@@ -129,8 +129,8 @@ func TestProducerDedupBeforeStreamSeq(t *testing.T) {
 
 // A final append with producer headers closes atomically (200), and a retry of the
 // exact closing tuple is deduplicated with its body ignored; any other producer append
-// is 409, a close-only with producer headers is 204, echoing producer headers only for
-// the closing tuple (the only one accepted). Spec: B-5.2.1-04, B-5.2.1-08, B-5.2.1-09, A-09.
+// is 409; a close-only with producer headers is 204 only for the closing tuple (echoed),
+// any other tuple 409 with Stream-Closed. Spec: B-5.2.1-04, B-5.2.1-08, B-5.2.1-09, A-09, D9.
 func TestCloseWithProducerIsDeduplicated(t *testing.T) {
 	m := newMachine(t)
 	m.want(create("text/plain", ""), StatusCreated)
@@ -143,9 +143,11 @@ func TestCloseWithProducerIsDeduplicated(t *testing.T) {
 	}
 	m.wantErr(post("text/plain", "x").withProducer("p", "0", "1"), StatusConflict, &ClosedError{})
 	m.wantErr(post("text/plain", "x").withProducer("q", "0", "0"), StatusConflict, &ClosedError{})
-	if res := m.want(closeOnly().withProducer("q", "7", "7"), StatusNoContent); res.Producer != nil {
-		t.Fatalf("close-only of a foreign tuple echoed it as accepted: %+v", res.Producer)
+	var ce *ClosedError
+	if res := m.wantErr(closeOnly().withProducer("q", "7", "7"), StatusConflict, &ClosedError{}); !errors.As(res.Err, &ce) || ce.Final != 6 {
+		t.Fatalf("close-only of a foreign tuple: %v, want STREAM_CLOSED with the final offset 6", res.Err)
 	}
+	m.wantErr(closeOnly().withProducer("p", "0", "1"), StatusConflict, &ClosedError{})
 	if res := m.want(closeOnly().withProducer("p", "0", "0"), StatusNoContent); res.Producer == nil || res.Producer.Epoch != 0 || res.Producer.Seq != 0 {
 		t.Fatalf("close-only of the closing tuple: producer ack %+v, want epoch 0 seq 0", res.Producer)
 	}

@@ -67,7 +67,7 @@ func (s State) putAttrs(c PutAttrs, now time.Time) (State, Result) {
 		return s, fail(StatusBadRequest, ErrMissingContentType)
 	}
 	if mt, err := MediaType(*c.ContentType); err != nil || !IsJSON(mt) {
-		return s, fail(StatusBadRequest, ErrBadAttrs)
+		return s, fail(StatusBadRequest, ErrAttrsContentType)
 	}
 	if len(c.Body) > MaxAttrsRequestBytes {
 		return s, fail(StatusTooLarge, ErrTooLarge)

@@ -45,7 +45,7 @@ func (s State) bootstrap(c Bootstrap, now time.Time) (State, Result) {
 		return s, fail(StatusBadRequest, err)
 	}
 	if c.Live != nil {
-		return s, fail(StatusBadRequest, ErrBadLive)
+		return s, fail(StatusBadRequest, ErrBootstrapLive)
 	}
 	s, st, res := s.touchLive(c.Stream, now)
 	if st == nil {

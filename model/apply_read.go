@@ -11,10 +11,12 @@ import (
 //     A-35); an empty value is malformed.
 //  2. 404 for a missing or expired stream; a GET on a live stream restarts its TTL
 //     (B-5.1-04, A-14), whatever its outcome.
-//  3. Resolve the start: -1 or absent is the first retained position, the retention
-//     boundary (B-8-03, extension §2.2), "now" the tail (B-8-04). A token past the tail
-//     is 400, one below the retention boundary 410 (B-4-02, D2), one that is not a
-//     message boundary 400.
+//  3. Resolve the start: -1 or absent is the stream's start (B-8-03), and 410 once
+//     retention has advanced (D2 amendment), "now" the tail (B-8-04). A token past the
+//     tail is 400, one below the retention boundary 410 (B-4-02, D2), one that is not a
+//     message boundary 400 unless it is the held position of a text stream's
+//     message, where SSE stopped before an incomplete UTF-8 sequence (D9). A 410 names the retention boundary in
+//     Stream-Next-Offset (RetainedError).
 //  4. 200 with whole messages from the start, as many as fit in ReadChunkBytes and at
 //     least one; Stream-Next-Offset is the end of what was returned, never -1
 //     (B-5.6-03). Stream-Up-To-Date when it reaches the tail (B-5.6-05), Stream-Closed
@@ -49,6 +51,10 @@ func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
 
 	start := st.retained
 	switch spec.Kind {
+	case SpecStart:
+		if st.retained > 0 {
+			return s, fail(StatusGone, &RetainedError{Start: st.retained})
+		}
 	case SpecNow:
 		start = st.tail()
 	case SpecAt:
@@ -56,9 +62,9 @@ func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
 			return s, fail(StatusBadRequest, ErrOffsetBeyondTail)
 		}
 		if spec.At < st.retained {
-			return s, fail(StatusGone, ErrOffsetGone)
+			return s, fail(StatusGone, &RetainedError{Start: st.retained})
 		}
-		if !st.isBoundary(spec.At) {
+		if !st.isReadPosition(spec.At) {
 			return s, fail(StatusBadRequest, ErrOffsetNotBoundary)
 		}
 		start = spec.At
@@ -75,12 +81,16 @@ func (s State) readStream(c ReadStream, now time.Time) (State, Result) {
 }
 
 // chunkEnd is the end of one catch-up response from the boundary start: whole
-// messages while the total stays within max bytes, and at least one message.
+// messages while the total stays within max bytes, and at least one message. From a held
+// position (D9) the held bytes alone are not a chunk: the message after them comes too.
 func (st *stream) chunkEnd(start Offset, max int) Offset {
 	if start == st.tail() {
 		return start
 	}
 	i := sort.Search(len(st.msgEnds), func(i int) bool { return st.msgEnds[i] > uint64(start) })
+	if !st.isBoundary(start) && i+1 < len(st.msgEnds) {
+		i++
+	}
 	end := st.msgEnds[i]
 	for i++; i < len(st.msgEnds) && st.msgEnds[i]-uint64(start) <= uint64(max); i++ {
 		end = st.msgEnds[i]

@@ -30,12 +30,12 @@ const MaxRecordsLimit = 1 << 31
 func parseRecordRead(c ReadStream) (*recordRead, error) {
 	if c.Record == nil && c.TailRecords == nil {
 		if c.MaxRecords != nil || c.RecordView != nil {
-			return nil, ErrBadRecord
+			return nil, ErrRecordAlone
 		}
 		return nil, nil
 	}
 	if (c.Record != nil && c.TailRecords != nil) || c.Offset != nil || c.MaxBytes != nil {
-		return nil, ErrBadRecord
+		return nil, ErrRecordExclusive
 	}
 	var rq recordRead
 	var ok bool
@@ -51,17 +51,20 @@ func parseRecordRead(c ReadStream) (*recordRead, error) {
 			rq.kind = recordNow
 		}
 	}
+	if !ok && c.Record != nil {
+		return nil, ErrRecordValue
+	}
 	if !ok {
-		return nil, ErrBadRecord
+		return nil, ErrTailRecordsValue
 	}
 	if c.MaxRecords != nil {
 		if rq.max, ok = ParseRecordOrdinal(*c.MaxRecords); !ok || rq.max == 0 || rq.max > MaxRecordsLimit {
-			return nil, ErrBadRecord
+			return nil, ErrMaxRecordsValue
 		}
 	}
 	if c.RecordView != nil {
 		if *c.RecordView != "envelope" {
-			return nil, ErrBadRecord
+			return nil, ErrRecordViewValue
 		}
 		rq.envelope = true
 	}

@@ -175,9 +175,8 @@ func (s State) getSnapshot(c GetSnapshot, now time.Time) (State, Result) {
 
 // deleteSnapshot: DELETE {stream}/snapshot/{offset} (extension §2.6): 400 bad ids or
 // offset; 404 missing stream; 404 SNAPSHOT_NOT_FOUND unless it is the visible snapshot
-// (a superseded one is gone); 409 SNAPSHOT_IN_USE once retention has advanced, since
-// /bootstrap must cover the retained start (§3.4, "bootstrap safety rules"); else 204
-// and the stream has no snapshot.
+// (a superseded or never published one); the visible snapshot is the latest one, so 409
+// SNAPSHOT_IN_USE (D5 amendment: /bootstrap must stay complete, §3.4). Nothing changes.
 func (s State) deleteSnapshot(c DeleteSnapshot, now time.Time) (State, Result) {
 	if err := checkKey(c.Stream); err != nil {
 		return s, fail(StatusBadRequest, err)
@@ -190,13 +189,8 @@ func (s State) deleteSnapshot(c DeleteSnapshot, now time.Time) (State, Result) {
 	if st == nil {
 		return s, res
 	}
-	switch {
-	case st.snapshot == nil || st.snapshot.offset != at:
+	if st.snapshot == nil || st.snapshot.offset != at {
 		return s, fail(StatusNotFound, ErrSnapshotNotFound)
-	case st.retained > 0:
-		return s, fail(StatusConflict, ErrSnapshotLatest)
 	}
-	st = st.clone()
-	st.snapshot = nil
-	return s.withStream(c.Stream, st), Result{Status: StatusNoContent}
+	return s, fail(StatusConflict, ErrSnapshotLatest)
 }

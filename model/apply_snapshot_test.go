@@ -42,8 +42,26 @@ func TestSnapshotPublishRules(t *testing.T) {
 	}
 }
 
+// DELETE of the latest visible snapshot is 409 whether or not retention has advanced; a
+// superseded or unknown offset is 404; neither changes anything. Spec: extension §2.6, D5.
+func TestSnapshotDeleteRules(t *testing.T) {
+	m := newMachine(t)
+	m.want(create("text/plain", "ab"), StatusCreated)
+	m.want(post("text/plain", "cd"), StatusNoContent)
+	del := func(o Offset) DeleteSnapshot { return DeleteSnapshot{Stream: sk, Offset: o.String()} }
+	m.wantErr(del(2), StatusNotFound, ErrSnapshotNotFound)
+	m.want(publish(Offset(2).String(), "S"), StatusNoContent)
+	m.wantErr(del(2), StatusConflict, ErrSnapshotLatest)
+	m.want(publish(Offset(4).String(), "T"), StatusNoContent)
+	m.wantErr(del(2), StatusNotFound, ErrSnapshotNotFound)
+	m.wantErr(del(4), StatusConflict, ErrSnapshotLatest)
+	if got := m.want(GetSnapshot{Stream: sk, Offset: Str(Offset(4).String())}, StatusOK); string(got.Body) != "T" {
+		t.Fatalf("snapshot after refused deletes: %q", got.Body)
+	}
+}
+
 // Retention moves only forward, to a boundary at or before the visible snapshot;
-// afterwards older offsets are 410, -1 starts at the boundary, the snapshot cannot be
+// afterwards older offsets and -1 are 410 naming the boundary, the snapshot cannot be
 // deleted, and bootstrap is the snapshot and the messages after it. Spec: extension
 // §2.2, §2.6, §3.2, §3.4.
 func TestRetentionRules(t *testing.T) {
@@ -59,10 +77,16 @@ func TestRetentionRules(t *testing.T) {
 	m.wantErr(retain(Offset(3).String()), StatusBadRequest, ErrOffsetNotBoundary)
 	m.want(retain(Offset(2).String()), StatusNoContent)
 	m.wantErr(retain(ZeroOffset.String()), StatusConflict, ErrRetentionInvalid)
-	m.wantErr(read(ZeroOffset.String()), StatusGone, ErrOffsetGone)
-	if got := m.readAll(); got != "cdef" {
-		t.Fatalf("-1 after retention: %q", got)
+	var gone *RetainedError
+	for _, o := range []string{ZeroOffset.String(), "-1"} {
+		if res := m.wantErr(read(o), StatusGone, ErrOffsetGone); !errors.As(res.Err, &gone) || gone.Start != 2 {
+			t.Fatalf("read from %s after retention: %v, want 410 naming the retained start (D2)", o, res.Err)
+		}
 	}
+	if got := m.want(read(Offset(2).String()), StatusOK).Body; string(got) != "cdef" {
+		t.Fatalf("read from the retained start: %q", got)
+	}
+	m.want(read("now"), StatusOK)
 	m.wantErr(DeleteSnapshot{Stream: sk, Offset: Offset(4).String()}, StatusConflict, ErrSnapshotLatest)
 	m.wantErr(publish(ZeroOffset.String(), "T"), StatusGone, ErrOffsetGone)
 	b := m.want(Bootstrap{Stream: sk}, StatusOK)

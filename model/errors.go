@@ -18,6 +18,48 @@ func (e *Error) Error() string { return e.Msg }
 
 func newErr(code, msg string) *Error { return &Error{Code: code, Msg: msg} }
 
+// Detailed is a sentinel with a message that names the offending parameter and its
+// allowed form; errors.Is(d, d.Base) holds, so its code and status are Base's.
+type Detailed struct {
+	Base *Error
+	Msg  string
+}
+
+func (d *Detailed) Error() string { return d.Msg }
+func (d *Detailed) Unwrap() error { return d.Base }
+
+func detail(base *Error, msg string) *Detailed {
+	d := &Detailed{Base: base, Msg: msg}
+	AllDetails = append(AllDetails, d)
+	return d
+}
+
+// AllDetails lists every detailed message, for CONFORMANCE.md's error table.
+var AllDetails []*Detailed
+
+// Detailed messages of the syntax errors (issue 18: name the parameter and its form).
+var (
+	ErrListLimit         = detail(ErrBadQuery, "limit must be 1..1000")
+	ErrTimeoutMs         = detail(ErrBadQuery, "timeout_ms must be a decimal integer of milliseconds (clamped to 1..60000)")
+	ErrBadPathEscape     = detail(ErrBadQuery, "a path segment has a malformed percent-escape")
+	ErrBootstrapLive     = detail(ErrBadLive, "/bootstrap takes no live parameter")
+	ErrAttrsContentType  = detail(ErrBadAttrs, "attrs need Content-Type: application/json")
+	ErrRecordAlone       = detail(ErrBadRecord, "max_records and record_view need record= or tail_records=")
+	ErrRecordExclusive   = detail(ErrBadRecord, "record= and tail_records= exclude each other, offset= and max_bytes=, and are sent once")
+	ErrRecordValue       = detail(ErrBadRecord, "record must be now or an unsigned decimal integer")
+	ErrTailRecordsValue  = detail(ErrBadRecord, "tail_records must be an unsigned decimal integer")
+	ErrMaxRecordsValue   = detail(ErrBadRecord, "max_records must be 1..2147483648")
+	ErrRecordViewValue   = detail(ErrBadRecord, "record_view must be envelope")
+	ErrRecordMatchValue  = detail(ErrBadRecord, "Stream-Record-Match must be an unsigned decimal integer")
+	ErrBoundaryTwice     = detail(ErrBadRecord, "name the boundary once: a {offset} path segment or one ?record=, not both")
+	ErrBoundaryRecordVal = detail(ErrBadRecord, "?record= must be an unsigned decimal integer")
+)
+
+// MalformedQuery is ErrBadQuery naming the query parameter that does not parse.
+func MalformedQuery(name string) error {
+	return &Detailed{Base: ErrBadQuery, Msg: fmt.Sprintf("query parameter %q is malformed: percent-escapes must be %%XX and pairs are separated by '&'", name)}
+}
+
 // Request syntax: returned by the parsers in this package and by the HTTP layer before
 // anything is looked up. Nothing changes.
 var (
@@ -52,6 +94,8 @@ var (
 	ErrNotImplemented     = newErr("NOT_IMPLEMENTED", "this API is not implemented by this server")
 	ErrRouteNotFound      = newErr("NOT_FOUND", "no such resource")
 	ErrMethodNotAllowed   = newErr("METHOD_NOT_ALLOWED", "method not allowed on this resource")
+	ErrBadContentEncoding = newErr("UNSUPPORTED_CONTENT_ENCODING", "the request body's Content-Encoding is not supported: send it unencoded (identity) or gzip")
+	ErrForbidden          = newErr("FORBIDDEN", "the bearer token does not grant the scope this request needs")
 )
 
 // Offsets in reads, forks, snapshots and retention (B-5.6-02, A-15, D2).
@@ -60,6 +104,17 @@ var (
 	ErrOffsetNotBoundary = newErr("OFFSET_NOT_ALIGNED", "the offset is not a message boundary")
 	ErrOffsetGone        = newErr("OFFSET_GONE", "the offset is before the stream's retained data")
 )
+
+// RetainedError is a read that starts before the retained start: an offset below it, or
+// -1 once retention has advanced (D2 amendment). 410 OFFSET_GONE (it unwraps to
+// ErrOffsetGone) with Stream-Next-Offset = Start, the earliest retained offset, so a client
+// learns where /bootstrap or its read can resume (extension §3.4).
+type RetainedError struct{ Start Offset }
+
+func (e *RetainedError) Error() string {
+	return "the offset is before the stream's retained data, which starts at " + e.Start.String() + "; read /bootstrap"
+}
+func (e *RetainedError) Unwrap() error { return ErrOffsetGone }
 
 // Buckets (extension §1).
 var (
@@ -81,7 +136,7 @@ var (
 // Appends (B-5.2, B-5.2.1, A-07).
 var (
 	ErrContentTypeMismatch = newErr("CONTENT_TYPE_MISMATCH", "Content-Type does not match the stream's")
-	ErrStreamSeqConflict   = newErr("SEQ_CONFLICT", "Stream-Seq must be greater than the last one")
+	ErrStreamSeqConflict   = newErr("SEQ_CONFLICT", "Sequence conflict: Stream-Seq must be greater than the last one")
 	ErrEpochSeqNotZero     = newErr("INVALID_PRODUCER_SEQ", "a new producer epoch must start at Producer-Seq 0")
 )
 
@@ -203,6 +258,7 @@ var AllErrors = []error{
 	ErrEmptyJSONArray, ErrBadLive, ErrLiveNeedsOffset, ErrBadQuery, ErrRepeatedHeader, ErrBadBucketID,
 	ErrBadStreamID, ErrBadFlatName, ErrBadForkRequest, ErrBadAttrs, ErrBadBatch, ErrBadRecord, ErrBadSnapshot,
 	ErrTooLarge, ErrBadBody, ErrTooManyMessages, ErrBucketReserved, ErrUnauthorized, ErrNotImplemented, ErrRouteNotFound, ErrMethodNotAllowed,
+	ErrBadContentEncoding, ErrForbidden,
 	ErrOffsetBeyondTail, ErrOffsetNotBoundary, ErrOffsetGone,
 	ErrBucketNotFound, ErrBucketExists, ErrBucketNotEmpty,
 	ErrStreamNotFound, ErrStreamGone, ErrStreamDeletedPut, ErrConfigMismatch, ErrForkSourceGone,

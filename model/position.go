@@ -19,7 +19,7 @@ type streamPosition struct {
 // ordinal.
 func parsePosition(offset, record *string) (streamPosition, error) {
 	if offset != nil && *offset != "" && record != nil {
-		return streamPosition{}, fmt.Errorf("%w: an offset and ?record= name the boundary twice", ErrBadRecord)
+		return streamPosition{}, ErrBoundaryTwice
 	}
 	if offset != nil && *offset != "" {
 		o, err := ParseOffset(*offset)
@@ -33,7 +33,7 @@ func parsePosition(offset, record *string) (streamPosition, error) {
 	}
 	n, ok := ParseRecordOrdinal(*record)
 	if !ok {
-		return streamPosition{}, ErrBadRecord
+		return streamPosition{}, ErrBoundaryRecordVal
 	}
 	return streamPosition{record: n, byRecord: true}, nil
 }

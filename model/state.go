@@ -46,6 +46,12 @@ func (s State) Apply(cmd Command, now time.Time) (State, Result) {
 		s.cfg.ReadChunkBytes = DefaultReadChunkBytes
 	}
 	s = s.settle(now)
+	next, res := s.dispatch(cmd, now)
+	return next, advertiseTarget(s, next, cmd, res, now)
+}
+
+// dispatch decides cmd on the settled state s.
+func (s State) dispatch(cmd Command, now time.Time) (State, Result) {
 	switch c := cmd.(type) {
 	case CreateBucket:
 		return s.createBucket(c)

@@ -93,6 +93,23 @@ func (st *stream) isBoundary(o Offset) bool {
 	return found
 }
 
+// isReadPosition reports whether a read may start at o (tail > o >= retained): a message
+// boundary, or on a text stream the held position inside a message (D9, HeldPosition).
+func (st *stream) isReadPosition(o Offset) bool {
+	if st.isBoundary(o) {
+		return true
+	}
+	if !textHolds(st.mediaType) {
+		return false
+	}
+	i, _ := slices.BinarySearch(st.msgEnds, uint64(o))
+	var b uint64
+	if i > 0 {
+		b = st.msgEnds[i-1]
+	}
+	return i < len(st.msgEnds) && HeldPosition(st.data[b:st.msgEnds[i]], int(uint64(o)-b))
+}
+
 // expired reports whether the stream's lifetime has ended at now: an absolute
 // expiry is reached (B-5.1-06: never extended), or more than the TTL has passed since
 // the last GET or POST (B-5.1-04, B-5.1-08; with TTL 0 the stream expires as soon as

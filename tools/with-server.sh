@@ -2,11 +2,15 @@
 # Start a Durable Streams server on a free loopback port, run a command against it, stop it.
 # Usage: tools/with-server.sh KIND COMMAND [ARGS...]
 #   KIND: dsd (bin/dsd, temporary data dir) | node (Node reference, in memory) |
-#         node-durable (Node reference, LMDB data dir)
-# The command sees DS_BASE_URL (no trailing slash) and DS_SERVER_PID. Exit status: the command's.
-# Env: PEER_DIR (.peers), DS_LONGPOLL_MS (500), DSD_FLAGS (extra dsd flags), KEEP_DATA=1.
+#         node-durable (Node reference, LMDB data dir) |
+#         caddy (the upstream Caddy server, $CADDY_BIN, file store in a temporary data dir,
+#         streams under /v1/stream/; build it from the upstream repository's
+#         packages/caddy-plugin with `go build ./cmd/caddy`)
+# The command sees DS_BASE_URL (no trailing slash), DS_SERVER_PID, DS_SERVER_LOG and, for dsd,
+# DS_ADMIN_URL (its admin listener, on a free port). Exit status: the command's.
+# Env: PEER_DIR (.peers), DS_LONGPOLL_MS (500), DSD_FLAGS (extra dsd flags), CADDY_BIN, KEEP_DATA=1.
 set -euo pipefail
-KIND="${1:?usage: with-server.sh dsd|node|node-durable COMMAND...}"; shift
+KIND="${1:?usage: with-server.sh dsd|node|node-durable|caddy COMMAND...}"; shift
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PEER_DIR="${PEER_DIR:-$ROOT/.peers}"
 LP_MS="${DS_LONGPOLL_MS:-500}"
@@ -25,7 +29,7 @@ case "$KIND" in
   dsd)
     [ -x "$ROOT/bin/dsd" ] || { echo "with-server: bin/dsd missing (make build)" >&2; exit 2; }
     # shellcheck disable=SC2086
-    "$ROOT/bin/dsd" --addr 127.0.0.1:0 --data-dir "$WORK/data" --long-poll-timeout "${LP_MS}ms" \
+    "$ROOT/bin/dsd" --addr 127.0.0.1:0 --admin-addr 127.0.0.1:0 --data-dir "$WORK/data" --long-poll-timeout "${LP_MS}ms" \
       ${DSD_FLAGS:-} >"$LOG" 2>&1 &
     SPID=$! ;;
   node|node-durable)
@@ -35,19 +39,55 @@ case "$KIND" in
     [ "$KIND" = node-durable ] && extra=(DS_DATA_DIR="$WORK/data")
     (cd "$PEER_DIR" && exec env DS_PORT=0 DS_LONGPOLL_MS="$LP_MS" "${extra[@]}" node node-server.mjs) >"$LOG" 2>&1 &
     SPID=$! ;;
+  caddy)
+    [ -n "${CADDY_BIN:-}" ] && [ -x "$CADDY_BIN" ] ||
+      { echo "with-server: set CADDY_BIN to the upstream Caddy server binary" >&2; exit 2; }
+    # Caddy logs no address for an explicit port: pick a free one, then wait for it.
+    PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    mkdir -p "$WORK/data"
+    cat >"$WORK/Caddyfile" <<EOF
+{
+	admin off
+	auto_https off
+	persist_config off
+}
+http://127.0.0.1:$PORT {
+	route /v1/stream/* {
+		durable_streams {
+			data_dir $WORK/data
+			long_poll_timeout ${LP_MS}ms
+		}
+	}
+}
+EOF
+    (cd "$WORK" && exec env HOME="$WORK" XDG_DATA_HOME="$WORK" XDG_CONFIG_HOME="$WORK" \
+      "$CADDY_BIN" run --config "$WORK/Caddyfile" --adapter caddyfile) >"$LOG" 2>&1 &
+    SPID=$! ;;
   *) echo "with-server: unknown kind $KIND" >&2; exit 2 ;;
 esac
 URL=""
 for _ in $(seq 1 300); do
-  URL="$(grep -o 'listening on http://[0-9.:]*' "$LOG" 2>/dev/null | head -1 | sed 's/^listening on //')" || true
+  if [ "$KIND" = caddy ]; then
+    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && URL="http://127.0.0.1:$PORT"
+  else
+    URL="$(grep -o 'listening on http://[0-9.:]*' "$LOG" 2>/dev/null | head -1 | sed 's/^listening on //')" || true
+  fi
   [ -n "$URL" ] && break
   kill -0 "$SPID" 2>/dev/null || { echo "with-server: $KIND exited during start-up:" >&2; cat "$LOG" >&2; exit 2; }
   sleep 0.1
 done
 [ -n "$URL" ] || { echo "with-server: $KIND did not report its address:" >&2; cat "$LOG" >&2; exit 2; }
 echo "with-server: $KIND at $URL (pid $SPID)" >&2
+ADMIN_URL=""
+if [ "$KIND" = dsd ]; then # logged right after the main address
+  for _ in $(seq 1 50); do
+    ADMIN_URL="$(grep -o 'admin listening on http://[0-9.:]*' "$LOG" | head -1 | sed 's/^admin listening on //')" || true
+    [ -n "$ADMIN_URL" ] && break
+    sleep 0.1
+  done
+fi
 set +e
-DS_BASE_URL="$URL" DS_SERVER_PID="$SPID" DS_SERVER_LOG="$LOG" "$@"
+DS_ADMIN_URL="$ADMIN_URL" DS_BASE_URL="$URL" DS_SERVER_PID="$SPID" DS_SERVER_LOG="$LOG" "$@"
 rc=$?
 set -e
 if [ $rc -ne 0 ]; then echo "with-server: command failed ($rc); last server log lines:" >&2; tail -20 "$LOG" >&2; fi

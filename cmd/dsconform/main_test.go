@@ -60,7 +60,7 @@ func upstream(t *testing.T) string {
 		t.Skipf("no server: %s not built (make build) and DS_BASE_URL unset", bin)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--long-poll-timeout", "500ms")
+	cmd := exec.CommandContext(ctx, bin, "--addr", "127.0.0.1:0", "--admin-addr", "", "--data-dir", t.TempDir(), "--long-poll-timeout", "500ms")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -99,4 +99,36 @@ func upstream(t *testing.T) string {
 		t.Fatalf("%s did not report its address", bin)
 	}
 	return ""
+}
+
+// dsconform --help names the subcommands and the exit status, and exits 0.
+func TestHelpShowsSubcommandsAndExitStatus(t *testing.T) {
+	out, err := dsconformCmd(context.Background(), "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("dsconform --help: %v\n%s", err, out)
+	}
+	for _, want := range []string{"dsconform list", "dsconform matrix", "Exit status", "--long-poll-timeout", "-base-url"} {
+		if !regexp.MustCompile(regexp.QuoteMeta(want)).Match(out) {
+			t.Errorf("dsconform --help does not mention %q:\n%s", want, out)
+		}
+	}
+}
+
+// --long-poll-timeout auto measures the server's timeout once (bin/dsd here: 500ms).
+func TestLongPollTimeoutAuto(t *testing.T) {
+	base := upstream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := dsconformCmd(ctx, "--base-url", base, "--long-poll-timeout", "auto", "--mode", "smoke").CombinedOutput()
+	if err != nil {
+		t.Fatalf("dsconform: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`long-poll timeout is about (\S+) \(measured\)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no measurement printed:\n%s", out)
+	}
+	d, err := time.ParseDuration(string(m[1]))
+	if err != nil || d < 500*time.Millisecond || d > 2*time.Second {
+		t.Errorf("measured %s (%v), want about 500ms", m[1], err)
+	}
 }

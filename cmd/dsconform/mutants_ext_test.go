@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"io"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -12,12 +14,12 @@ import (
 	"testing"
 )
 
-// extMutantExtensions are enabled for the extension mutants' runs.
-const extMutantExtensions = "snapshot,bootstrap,append-batch,attrs,subscriptions"
+// extMutantExtensions are enabled for the extension mutants' runs, with dsd's profile.
+const extMutantExtensions = "snapshot,bootstrap,append-batch,attrs,subscriptions,json-record-coordinates-v1"
 
-// extMutants each break one requirement of the snapshot, bootstrap, append-batch or
-// attributes extension (extension §2-§5), or of subscriptions (base §6-§7), of the real
-// server behind the proxy.
+// extMutants each break one requirement of the snapshot, bootstrap, append-batch,
+// attributes or record-coordinates extension (extension §2-§6), of subscriptions (base
+// §6-§7), or one of dsd's profile (docs/DESIGN.md), of the real server behind the proxy.
 var extMutants = []mutant{
 	{name: "stale acks and releases are accepted", breaks: "B-7-06", filter: "B-7-06", m: mutation{
 		response: func(p *proxy, x *exchange) {
@@ -91,6 +93,71 @@ var extMutants = []mutant{
 			}
 		},
 	}},
+	{name: "no Stream-Extensions on sub-resources", breaks: "X-6-02", filter: "X-6-02", m: mutation{
+		response: func(p *proxy, x *exchange) {
+			for _, sub := range []string{"/snapshot", "/retention", "/bootstrap", "/attrs", "/append-batch"} {
+				if strings.Contains(x.in.URL.Path, sub) {
+					x.header.Del("Stream-Extensions")
+				}
+			}
+		},
+	}},
+	{name: "binary SSE batches a read's messages into one data event", breaks: "B-5.8-10", filter: "B-5.8-10 && sec:5.8", m: mutation{
+		// The proxy holds base64 data events and the control events between them, and sends
+		// one data event of all their bytes before the up-to-date control event.
+		response: func(p *proxy, x *exchange) {
+			if x.sse && x.header.Get("Stream-SSE-Data-Encoding") != "" {
+				x.note = "batch:"
+			}
+		},
+		sseEvent: func(x *exchange, lines []string) []string {
+			if !strings.HasPrefix(x.note, "batch:") {
+				return lines
+			}
+			if lines[0] == "event: data" {
+				for _, l := range lines[1:] {
+					raw, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(l, "data:"))
+					x.note += string(raw)
+				}
+				return nil
+			}
+			pending := strings.TrimPrefix(x.note, "batch:")
+			if pending == "" || !strings.Contains(strings.Join(lines, ""), `"upToDate":true`) {
+				if pending != "" {
+					return nil
+				}
+				return lines
+			}
+			x.note = "batch:"
+			return append([]string{"event: data", "data:" + base64.StdEncoding.EncodeToString([]byte(pending)), ""}, lines...)
+		},
+	}},
+	{name: "snapshot reads ignore If-None-Match", breaks: "X-2.5-01", filter: "X-2.5-01", m: mutation{
+		request: func(p *proxy, x *exchange) {
+			if strings.Contains(x.in.URL.Path, "/snapshot/") {
+				x.out.Header.Del("If-None-Match")
+			}
+		},
+	}},
+	{name: "offset=-1 after retention reads from the retained start", breaks: "X-2.2-10", filter: "X-2.2-10", m: mutation{
+		// A server that serves -1 from the retained start: the proxy answers a 410 to a
+		// catch-up from -1 with the read from the offset the 410 names.
+		response: func(p *proxy, x *exchange) {
+			start := x.header.Get("Stream-Next-Offset")
+			if x.in.Method != http.MethodGet || x.status != http.StatusGone || x.query("offset") != "-1" || x.query("live") != "" || start == "" {
+				return
+			}
+			q := x.in.URL.Query()
+			q.Set("offset", start)
+			resp, err := p.send(x.in, http.MethodGet, x.in.URL.Path+"?"+q.Encode(), x.in.Header, nil)
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			x.respBody, _ = io.ReadAll(resp.Body)
+			x.status, x.header = resp.StatusCode, resp.Header.Clone()
+		},
+	}},
 	{name: "HEAD names the first snapshot ever published", breaks: "X-2.4-04", filter: "X-2.4-04", m: mutation{
 		response: func(p *proxy, x *exchange) {
 			path := strings.SplitN(x.in.URL.Path, "/snapshot/", 2)
@@ -113,8 +180,8 @@ func streamName(path string) string {
 	return strings.TrimPrefix(path, "/default/")
 }
 
-// TestMutantsExtensions is TestMutants for the extensions dsd implements: each mutant's
-// run must fail with a newly failing spec labelled with the broken requirement.
+// TestMutantsExtensions is TestMutants for the extensions dsd implements and its profile:
+// each mutant's run must fail with a newly failing spec labelled with the broken requirement.
 func TestMutantsExtensions(t *testing.T) {
 	skipUnlessMutants(t)
 	base := upstream(t)
@@ -124,7 +191,7 @@ func TestMutantsExtensions(t *testing.T) {
 	}
 	identity := httptest.NewServer(newProxy(base, mutation{}))
 	defer identity.Close()
-	baseline := runKit(t, identity.URL, strings.Join(filters, " || "), "--extensions", extMutantExtensions)
+	baseline := runKit(t, identity.URL, strings.Join(filters, " || "), "--extensions", extMutantExtensions, "--profiles", "dsd")
 	if baseline.err != "" {
 		t.Fatal(baseline.err)
 	}
@@ -140,7 +207,7 @@ func TestMutantsExtensions(t *testing.T) {
 			defer wg.Done()
 			srv := httptest.NewServer(newProxy(base, m.m))
 			defer srv.Close()
-			runs[i] = runKit(t, srv.URL, m.filter, "--extensions", extMutantExtensions)
+			runs[i] = runKit(t, srv.URL, m.filter, "--extensions", extMutantExtensions, "--profiles", "dsd")
 		}()
 	}
 	wg.Wait()

@@ -185,6 +185,14 @@ var mutants = []mutant{
 			}
 		},
 	}},
+	{name: "close-only with a foreign tuple on a closed stream is 204", breaks: "B-5.2.1-09", filter: "B-5.2.1-09", m: mutation{
+		response: func(p *proxy, x *exchange) {
+			if x.in.Method == http.MethodPost && len(x.reqBody) == 0 && x.in.Header.Get("Producer-Id") != "" &&
+				x.status == http.StatusConflict && x.header.Get("Stream-Closed") == "true" {
+				x.status, x.respBody = http.StatusNoContent, nil
+			}
+		},
+	}},
 	{name: "HEAD hides closure", breaks: "B-5.5-02", filter: "B-5.5-02", m: mutation{
 		response: func(p *proxy, x *exchange) {
 			if x.in.Method == http.MethodHead {

@@ -19,6 +19,7 @@ func runMain(args []string) int {
 	fs := flag.NewFlagSet("dsconform", flag.ContinueOnError)
 	var cfg conformance.Config
 	conformance.RegisterFlags(fs, &cfg)
+	fs.Usage = func() { runUsage(fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -41,4 +42,24 @@ func runMain(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// runUsage prints the subcommands, the run flags and the exit status (dsconform --help).
+func runUsage(fs *flag.FlagSet) {
+	w := fs.Output()
+	fmt.Fprint(w, `Usage:
+  dsconform --base-url URL [flags]                 run the kit against a server
+  dsconform list [--out FILE]                      write the spec inventory
+  dsconform matrix --out FILE --run NAME=DIR ...   regenerate CONFORMANCE.md's tables from reports
+  dsconform results --in DIR --out FILE.json       condense a report into a results file to commit
+
+Exit status: 0 when every selected spec passed; 1 when a spec failed or none was
+selected; 2 on a usage error. The last line printed is "N passed, N failed, N skipped".
+Long-polls: the kit assumes the server answers an idle long-poll within
+--long-poll-timeout (default 500ms); against a server with a longer timeout (dsd's
+default is 20s) pass that value, or --long-poll-timeout auto to measure it once.
+
+Flags of a run (DS_BASE_URL stands in for --base-url):
+`)
+	fs.PrintDefaults()
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -40,6 +41,7 @@ func clusterFlags(fs *flag.FlagSet, c *clusterOptions) {
 // served is what the HTTP server serves: a store, the handler around httpd's, and how
 // to close them.
 type served struct {
+	eng   *engine.Engine // the bbolt engine (nil in a cluster: one engine per owned partition)
 	store httpd.Store
 	subs  httpd.SubscriptionWorker // nil: no subscriptions (the cluster: 501, A-32)
 	wrap  func(http.Handler) http.Handler
@@ -47,30 +49,28 @@ type served struct {
 	close func() error
 }
 
-// openServed opens the configured backend; addr is the HTTP listener's address.
-func openServed(o options, addr string) (served, error) {
+// openServed opens the configured backend: the data file (with the subscription worker),
+// or a cluster node advertising --addr, whose port must then be given.
+func openServed(o options, obs engine.Observer) (served, error) {
 	if o.cluster.backend == "jetstream" {
-		return openCluster(o, addr)
+		if _, port, err := net.SplitHostPort(o.addr); err != nil || port == "0" {
+			return served{}, fmt.Errorf("--backend jetstream: --addr %q must name a port other nodes can reach", o.addr)
+		}
+		return openCluster(o, o.addr)
 	}
 	if o.cluster.backend != "bbolt" {
 		return served{}, fmt.Errorf("--backend %q: use bbolt or jetstream", o.cluster.backend)
 	}
-	eng, err := engine.Open(o.dataDir, engine.Options{NoSync: o.unsafeNoSync})
+	eng, err := openEngine(o, obs)
 	if err != nil {
 		return served{}, err
-	}
-	if o.compatBucket != "" {
-		if _, err := eng.CreateBucket(o.compatBucket); err != nil {
-			eng.Close()
-			return served{}, fmt.Errorf("compat bucket %q: %w", o.compatBucket, err)
-		}
 	}
 	worker, err := startWorker(eng, o)
 	if err != nil {
 		eng.Close()
 		return served{}, err
 	}
-	return served{store: httpd.EngineStore{Engine: eng}, subs: worker, path: eng.Path(),
+	return served{eng: eng, store: httpd.EngineStore{Engine: eng}, subs: worker, path: eng.Path(),
 		wrap: func(h http.Handler) http.Handler { return h },
 		close: func() error {
 			stopWorker(worker)

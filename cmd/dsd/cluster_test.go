@@ -28,12 +28,12 @@ func TestRefusesJetStreamWithoutSyncAlways(t *testing.T) {
 		t.Fatal("nats-server not ready")
 	}
 	url := func(user string) string { return "nats://" + user + ":pw@" + s.Addr().String() }
-	o, err := parseFlags([]string{"--backend", "jetstream", "--nats-url", url("app"), "--nats-sys-url", url("sys"),
-		"--data-dir", t.TempDir()})
+	o, _, err := parseFlags([]string{"--backend", "jetstream", "--nats-url", url("app"), "--nats-sys-url", url("sys"),
+		"--addr", "127.0.0.1:1", "--data-dir", t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sv, err := openServed(o, "127.0.0.1:1")
+	sv, err := openServed(o, nil)
 	if err == nil {
 		sv.close()
 		t.Fatal("dsd started on JetStream without sync_interval: always")
@@ -46,11 +46,11 @@ func TestRefusesJetStreamWithoutSyncAlways(t *testing.T) {
 
 // TestRejectsUnknownBackend: --backend names one of bbolt and jetstream.
 func TestRejectsUnknownBackend(t *testing.T) {
-	o, err := parseFlags([]string{"--backend", "etcd", "--data-dir", t.TempDir()})
+	o, _, err := parseFlags([]string{"--backend", "etcd", "--data-dir", t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openServed(o, "127.0.0.1:1"); err == nil || !strings.Contains(err.Error(), "bbolt or jetstream") {
+	if _, err := openServed(o, nil); err == nil || !strings.Contains(err.Error(), "bbolt or jetstream") {
 		t.Fatalf("--backend etcd: %v", err)
 	}
 }

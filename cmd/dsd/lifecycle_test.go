@@ -53,7 +53,7 @@ func TestSecondProcessOnSameDataDirFailsFast(t *testing.T) {
 	dir := t.TempDir()
 	startDSD(t, dir)
 	start := time.Now()
-	out, err := exec.Command(dsdBinary(t), "--addr", "127.0.0.1:0", "--data-dir", dir).CombinedOutput()
+	out, err := exec.Command(dsdBinary(t), "--addr", "127.0.0.1:0", "--admin-addr", "", "--data-dir", dir).CombinedOutput()
 	if err == nil {
 		t.Fatalf("second dsd started:\n%s", out)
 	}

@@ -1,53 +1,65 @@
 // Command dsd serves the Durable Streams protocol and its extensions over HTTP, durably,
 // from one data file (engine/boltstore).
 //
-//	dsd [--addr 127.0.0.1:4437] [--data-dir ./data] [--long-poll-timeout 20s]
-//	    [--sse-max-age 60s] [--compat-bucket default] [--max-body 33554432]
-//	    [--auth-tokens FILE] [--cache-private] [--body-budget 50331648]
-//	    [--body-idle-timeout 10s] [--live-buffer-budget 67108864]
-//	    [--webhooks] [--webhook-allow-loopback] [--public-url URL]
+//	dsd [flags]                 serve (dsd --help lists the flags)
+//	dsd --version               print the module version and VCS revision
+//	dsd check FILE              verify a data file (exit 1 on damage)
+//	dsd backup --from ADMIN_URL --out FILE
+//	                            copy a running server's data file (its admin /backup)
 //
 // On SIGTERM or SIGINT it stops accepting connections, lets requests in flight finish
-// (live reads are ended), commits what is queued and closes the data file.
+// (live reads are ended), commits what is queued and closes the data file. On SIGHUP it
+// reloads the --auth-tokens file and the --tls-cert/--tls-key pair.
 package main
 
 import (
-	"bufio"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"log"
-	"net"
-	"net/http"
-	"net/url"
+	"io"
 	"os"
-	"os/signal"
-	"runtime/pprof"
 	"strings"
-	"syscall"
 	"time"
-
-	"github.com/dsd-project/dsd/engine"
-	"github.com/dsd-project/dsd/httpd"
-	"github.com/dsd-project/dsd/subs"
 )
 
 type options struct {
 	addr, dataDir, compatBucket, authFile string
+	adminAddr                             string
 	longPoll, sseMaxAge                   time.Duration
 	maxBody, bodyBudget, liveBudget       int64
 	bodyIdle                              time.Duration
 	unsafeNoSync, cachePrivate            bool
 	cpuProfile                            string
+	logFormat, logLevel                   string
+	logRequests, version                  bool
+	tlsCert, tlsKey                       string
+	h2c                                   bool
 	webhooks, webhookLoopback             bool
 	publicURL                             string
 	cluster                               clusterOptions
 }
 
-func parseFlags(args []string) (options, error) {
+const usageHead = `Usage: dsd [flags]
+       dsd check FILE
+       dsd backup --from ADMIN_URL --out FILE [--token-file FILE]
+
+Serves Durable Streams (base protocol and extensions) from one data file (dsd.db).
+
+Examples:
+  dsd --addr 127.0.0.1:4437 --data-dir /var/lib/dsd
+  dsd --addr 127.0.0.1:0 --admin-addr 127.0.0.1:0 --log-format json   # free ports, JSON logs
+  dsd --addr :8443 --tls-cert cert.pem --tls-key key.pem --auth-tokens tokens.txt
+  dsd --h2c --log-requests=false --log-level warn    # HTTP/2 cleartext behind a proxy
+  dsd --version
+  dsd backup --from http://127.0.0.1:9437 --out copy.db && dsd check copy.db
+
+Flags:
+`
+
+func parseFlags(args []string) (options, *flag.FlagSet, error) {
 	var o options
 	fs := flag.NewFlagSet("dsd", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported by main; --help prints to stdout
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:4437", "listen address (host:port; port 0 picks a free port)")
 	fs.StringVar(&o.dataDir, "data-dir", "./data", "directory of the data file dsd.db (created if missing)")
 	fs.DurationVar(&o.longPoll, "long-poll-timeout", 20*time.Second, "how long a long-poll waits for data before answering 204")
@@ -57,161 +69,71 @@ func parseFlags(args []string) (options, error) {
 	fs.Int64Var(&o.bodyBudget, "body-budget", 48<<20, "bytes of request bodies held at once over all requests (at least --max-body); past it 503 SERVER_BUSY with Retry-After; -1: no bound")
 	fs.DurationVar(&o.bodyIdle, "body-idle-timeout", 10*time.Second, "a request body that sends no byte for this long gets 408 BODY_TIMEOUT")
 	fs.Int64Var(&o.liveBudget, "live-buffer-budget", 64<<20, "bytes held at once for readers whose sockets do not take them; past it the readers blocked longest are cut; -1: no bound")
-	fs.StringVar(&o.authFile, "auth-tokens", "", "file of bearer tokens, one per line; when set, requests without a listed token get 401")
+	fs.StringVar(&o.authFile, "auth-tokens", "", "file of bearer tokens, lines \"TOKEN [scope ...]\" with scopes read:BUCKET, write:BUCKET (* = every bucket) or admin, none = everything; without a listed token 401, without the scope 403 (reloaded on SIGHUP)")
 	fs.BoolVar(&o.cachePrivate, "cache-private", false, "mark cacheable reads Cache-Control: private (for private data behind shared caches); implied by --auth-tokens")
 	fs.BoolVar(&o.webhooks, "webhooks", false, "allow webhook subscriptions (pull-wake subscriptions are always on)")
 	fs.BoolVar(&o.webhookLoopback, "webhook-allow-loopback", false, "development only: accept http(s) webhook URLs to localhost, 127.0.0.0/8 and [::1]")
 	fs.StringVar(&o.publicURL, "public-url", "", "origin of absolute URLs in subscription documents and webhooks (e.g. https://streams.example.com); default: the request's")
+	fs.StringVar(&o.adminAddr, "admin-addr", "127.0.0.1:9437", "admin listener (/metrics, /healthz, /readyz, /debug/pprof/, /backup, the console at /console/); empty turns it off; port 0 picks a free port")
+	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json (log/slog, on stderr)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "least severe level logged: debug, info, warn or error")
+	fs.BoolVar(&o.logRequests, "log-requests", true, "log one line per request at info (live reads when they end)")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS, HTTP/2 by ALPN; needs --tls-key; reloaded on SIGHUP")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
+	fs.BoolVar(&o.h2c, "h2c", false, "also serve HTTP/2 without TLS (prior knowledge, e.g. behind a proxy that speaks h2c)")
+	fs.BoolVar(&o.version, "version", false, "print the version and VCS revision, then exit")
 	fs.BoolVar(&o.unsafeNoSync, "unsafe-no-sync", false, "UNSAFE, tests only: skip fsync, so acknowledged data can be lost on a crash")
 	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile to this file until shutdown (diagnostics)")
 	clusterFlags(fs, &o.cluster)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: dsd [flags]\n\nServes Durable Streams (base protocol and extensions) from one data file (dsd.db).\n\nFlags:\n")
+	if err := fs.Parse(args); err != nil {
+		return o, fs, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fs, fmt.Errorf("unexpected argument %q: dsd takes flags, or a command (check, backup) first (see dsd --help)", fs.Arg(0))
+	case (o.tlsCert == "") != (o.tlsKey == ""):
+		return o, fs, errors.New("--tls-cert and --tls-key go together")
+	case o.h2c && o.tlsCert != "":
+		return o, fs, errors.New("--h2c is HTTP/2 on plain TCP; with --tls-cert, HTTP/2 is negotiated by TLS")
+	}
+	return o, fs, nil
+}
+
+func main() { os.Exit(dsdMain(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// dsdMain runs dsd with args and returns the exit status: 0, 1 on a failure, 2 on bad
+// usage.
+func dsdMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "check":
+			return checkMain(args[1:], stdout, stderr)
+		case "backup":
+			return backupMain(args[1:], stdout, stderr)
+		}
+	}
+	o, fs, err := parseFlags(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usageHead)
+		fs.SetOutput(stdout)
 		fs.PrintDefaults()
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "dsd: %s\nRun 'dsd --help' for usage.\n", strings.TrimSpace(err.Error()))
+		return 2
+	case o.version:
+		fmt.Fprintln(stdout, versionString())
+		return 0
 	}
-	return o, fs.Parse(args)
-}
-
-func main() {
-	o, err := parseFlags(os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
+	log, err := newLogger(o.logFormat, o.logLevel, stderr)
 	if err != nil {
-		os.Exit(2)
+		fmt.Fprintf(stderr, "dsd: %s\nRun 'dsd --help' for usage.\n", err)
+		return 2
 	}
-	if err := run(o); err != nil {
-		fmt.Fprintln(os.Stderr, "dsd:", err)
-		os.Exit(1)
+	if err := run(o, log); err != nil {
+		fmt.Fprintln(stderr, "dsd:", err)
+		return 1
 	}
-}
-
-func run(o options) error {
-	tokens, err := readTokens(o.authFile)
-	if err != nil {
-		return err
-	}
-	if err := checkPublicURL(o.publicURL); err != nil {
-		return err
-	}
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return err
-	}
-	sv, err := openServed(o, ln.Addr().String())
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	h := httpd.New(sv.store, httpd.Config{
-		LongPollTimeout: o.longPoll, SSEMaxAge: o.sseMaxAge, CompatBucket: o.compatBucket,
-		MaxBody: o.maxBody, AuthTokens: tokens, CachePrivate: o.cachePrivate,
-		BodyBudget: o.bodyBudget, BodyIdleTimeout: o.bodyIdle, LiveBufferBudget: o.liveBudget,
-		Subscriptions: sv.subs, Webhooks: o.webhooks, WebhookAllowLoopback: o.webhookLoopback,
-		PublicURL: o.publicURL,
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := &http.Server{Handler: sv.wrap(h), ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return ctx },
-		ConnContext: httpd.ConnContext}
-	log.SetFlags(0)
-	log.Printf("dsd: listening on http://%s (data %s)", ln.Addr(), sv.path)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	select {
-	case s := <-sig:
-		log.Printf("dsd: %s: draining", s)
-	case err := <-errc:
-		cancel()
-		sv.close()
-		return err
-	}
-	cancel() // ends live reads
-	h.Shutdown()
-	shutCtx, stop := context.WithTimeout(context.Background(), 10*time.Second)
-	defer stop()
-	if err := srv.Shutdown(shutCtx); err != nil {
-		log.Printf("dsd: shutdown: %v", err)
-	}
-	if err := sv.close(); err != nil {
-		return err
-	}
-	log.Printf("dsd: stopped")
-	return nil
-}
-
-// checkPublicURL accepts "" or an http(s) origin without path, query or userinfo.
-func checkPublicURL(raw string) error {
-	if raw == "" {
-		return nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-		strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("--public-url %q: want an origin such as https://streams.example.com", raw)
-	}
-	return nil
-}
-
-// startWorker starts the subscription delivery worker over the engine (D10): it loads or
-// creates the signing keys, derives pending work from the stored subscriptions, and hears
-// of every committed stream change.
-func startWorker(eng *engine.Engine, o options) (*subs.Worker, error) {
-	w, err := subs.New(subs.Options{Store: eng, AllowLoopback: o.webhookLoopback})
-	if err != nil {
-		return nil, err
-	}
-	eng.SetStreamObserver(w.StreamChanged)
-	if err := w.Start(context.Background()); err != nil {
-		return nil, fmt.Errorf("subscriptions: %w", err)
-	}
-	return w, nil
-}
-
-// stopWorker stops issuing wakes and waits up to 5 s for webhook attempts in flight.
-func stopWorker(w *subs.Worker) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := w.Stop(ctx); err != nil {
-		log.Printf("dsd: stopping subscriptions: %v", err)
-	}
-}
-
-// readTokens reads bearer tokens, one per line; blank lines and # comments are skipped.
-func readTokens(path string) ([]string, error) {
-	if path == "" {
-		return nil, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("auth tokens: %w", err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if t := strings.TrimSpace(sc.Text()); t != "" && !strings.HasPrefix(t, "#") {
-			out = append(out, t)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("auth tokens: %s lists no token", path)
-	}
-	return out, nil
+	return 0
 }

@@ -42,10 +42,11 @@ func dsdBinary(t *testing.T) string {
 
 // dsdProcess is a running dsd.
 type dsdProcess struct {
-	cmd  *exec.Cmd
-	url  string
-	done chan struct{}
-	log  *syncBuffer
+	cmd    *exec.Cmd
+	url    string
+	adminc chan string // the admin listener's URL, once logged
+	done   chan struct{}
+	log    *syncBuffer
 }
 
 type syncBuffer struct {
@@ -66,12 +67,17 @@ func (s *syncBuffer) String() string {
 	return string(s.b)
 }
 
-var listenRe = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
+var (
+	listenRe = regexp.MustCompile(`listening on (https?://[0-9.:]+)`)
+	adminRe  = regexp.MustCompile(`admin listening on (http://[0-9.:]+)`)
+)
 
-// startDSD starts dsd on a free port with the given data dir and waits for its address.
+// startDSD starts dsd on a free port (its admin listener on another) with the given data
+// dir and waits for its address.
 func startDSD(t *testing.T, dataDir string, extra ...string) *dsdProcess {
 	t.Helper()
-	args := append([]string{"--addr", "127.0.0.1:0", "--data-dir", dataDir, "--long-poll-timeout", "500ms"}, extra...)
+	args := append([]string{"--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", dataDir,
+		"--long-poll-timeout", "500ms"}, extra...)
 	cmd := exec.Command(dsdBinary(t), args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -80,15 +86,17 @@ func startDSD(t *testing.T, dataDir string, extra ...string) *dsdProcess {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &dsdProcess{cmd: cmd, done: make(chan struct{}), log: &syncBuffer{}}
+	p := &dsdProcess{cmd: cmd, done: make(chan struct{}), log: &syncBuffer{}, adminc: make(chan string, 1)}
 	urlc := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Text()
 			p.log.Write([]byte(line + "\n"))
-			if m := listenRe.FindStringSubmatch(line); m != nil {
-				urlc <- m[1]
+			if m := adminRe.FindStringSubmatch(line); m != nil {
+				sendOnce(p.adminc, m[1])
+			} else if m := listenRe.FindStringSubmatch(line); m != nil {
+				sendOnce(urlc, m[1])
 			}
 		}
 		io.Copy(io.Discard, stderr)
@@ -104,6 +112,27 @@ func startDSD(t *testing.T, dataDir string, extra ...string) *dsdProcess {
 	}
 	t.Cleanup(func() { p.kill() })
 	return p
+}
+
+// sendOnce sends v unless c (buffered, of size 1) is full: the log reader never blocks.
+func sendOnce(c chan string, v string) {
+	select {
+	case c <- v:
+	default:
+	}
+}
+
+// adminURL waits for the admin listener's address in the log.
+func (p *dsdProcess) adminURL(t *testing.T) string {
+	t.Helper()
+	select {
+	case u := <-p.adminc:
+		p.adminc <- u
+		return u
+	case <-time.After(5 * time.Second):
+		t.Fatalf("dsd logged no admin address:\n%s", p.log)
+	}
+	return ""
 }
 
 func (p *dsdProcess) kill() {

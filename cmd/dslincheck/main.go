@@ -4,7 +4,14 @@
 // Record a live run against any server and check it:
 //
 //	dslincheck --base-url http://127.0.0.1:4437 [--surface flat|bucketed] [--bucket lincheck]
-//	    [--clients 8] [--ops 2000] [--streams 4] [--base-only] [--report-dir DIR]
+//	    [--stream-path /v1/stream/] [--extensions auto|none|a,b] [--clients 8] [--ops 2000]
+//	    [--streams 4] [--report-dir DIR]
+//
+// --extensions auto (the default) probes the server as dsconform does and runs the
+// operations of the extensions it has (append-batch, snapshot, bootstrap,
+// json-record-coordinates-v1, fork), so a base-protocol server needs no flag.
+// --base-url may be given several times (or as a comma-separated list): the servers of
+// one cluster, requests spread over them in turn.
 //
 // Re-check saved histories (history.jsonl from a report directory, or fixtures):
 //
@@ -27,14 +34,18 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/dsd-project/dsd/conformance"
 	"github.com/dsd-project/dsd/linearizability"
 )
 
 type options struct {
+	baseURLs                            []string
 	baseURL, surface, bucket, reportDir string
+	streamPath, extensions, compat      string
 	clients, ops, streams, followers    int
 	seed                                uint64
 	timeout, checkTimeout, liveTimeout  time.Duration
@@ -49,9 +60,19 @@ type options struct {
 func parseFlags(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("dslincheck", flag.ContinueOnError)
-	fs.StringVar(&o.baseURL, "base-url", "", "record and check a live run against this server (no trailing slash needed)")
-	fs.StringVar(&o.surface, "surface", "flat", "URL layout: flat ({base}/v1/stream/{name}) or bucketed ({base}/{bucket}/{name})")
+	fs.Func("base-url", "record and check a live run against this server (no trailing slash needed); repeat it, or give a comma-separated list, for the servers of one cluster", func(s string) error {
+		for _, u := range strings.Split(s, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				o.baseURLs = append(o.baseURLs, strings.TrimSuffix(u, "/"))
+			}
+		}
+		return nil
+	})
+	fs.StringVar(&o.surface, "surface", "flat", "URL layout: flat ({base}{stream-path}{name}) or bucketed ({base}/{bucket}/{name})")
+	fs.StringVar(&o.streamPath, "stream-path", "/v1/stream/", "flat surface stream prefix")
+	fs.StringVar(&o.compat, "compat-bucket", "default", "flat surface: the bucket behind it, where a stream's extension sub-resources live (dsd's --compat-bucket, D1)")
 	fs.StringVar(&o.bucket, "bucket", "lincheck", "bucket of the bucketed surface (created if missing)")
+	fs.StringVar(&o.extensions, "extensions", "auto", "extensions whose operations run: auto (probe the server, as dsconform does), none, or a comma-separated list of append-batch, snapshot, bootstrap, json-record-coordinates-v1, fork")
 	fs.StringVar(&o.reportDir, "report-dir", "", "write history.jsonl, history.html and summary.txt here (per input file: a subdirectory)")
 	fs.IntVar(&o.clients, "clients", 8, "concurrent clients")
 	fs.IntVar(&o.ops, "ops", 2000, "operations of the main phase")
@@ -65,7 +86,7 @@ func parseFlags(args []string) (options, error) {
 	fs.BoolVar(&o.staleProxy, "stale-proxy", false, "self-test: check through a proxy that serves stale catch-up reads (a violation is expected)")
 	fs.DurationVar(&o.staleTTL, "stale-ttl", time.Second, "how long --stale-proxy serves a cached read")
 	fs.BoolVar(&o.expectViolation, "expect-violation", false, "succeed only if every run or history is reported as violating")
-	fs.BoolVar(&o.base, "base-only", false, "leave out the extension operations (append-batch, snapshots, retention, records, forks): for servers of the base protocol only")
+	fs.BoolVar(&o.base, "base-only", false, "the same as --extensions none")
 	fs.BoolVar(&o.concurrentBootstrap, "concurrent-bootstrap", true, "run /bootstrap alongside writes (false: with no write in flight on its stream, to isolate a bootstrap bug)")
 	fs.BoolVar(&o.exclusive, "exclusive-conflicts", false, "run closes and Stream-Seq appends alone on their stream, to tell refusals sent before the write they reveal is durable from other bugs (weakens the check)")
 	fs.Usage = func() {
@@ -76,6 +97,12 @@ func parseFlags(args []string) (options, error) {
 		return o, err
 	}
 	o.files = fs.Args()
+	if len(o.baseURLs) > 0 {
+		o.baseURL = o.baseURLs[0]
+	}
+	if _, err := conformance.ParseExtensions(o.extensions); err != nil {
+		return o, fmt.Errorf("--extensions: %w", err)
+	}
 	switch {
 	case o.baseURL == "" && len(o.files) == 0:
 		fs.Usage()
@@ -84,6 +111,10 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("give --base-url or history files, not both")
 	case o.surface != string(linearizability.SurfaceFlat) && o.surface != string(linearizability.SurfaceBucketed):
 		return o, fmt.Errorf("--surface must be flat or bucketed, not %q", o.surface)
+	case !strings.HasPrefix(o.streamPath, "/") || !strings.HasSuffix(o.streamPath, "/"):
+		return o, fmt.Errorf("--stream-path %q must start and end with /", o.streamPath)
+	case o.staleProxy && len(o.baseURLs) > 1:
+		return o, errors.New("--stale-proxy takes one --base-url")
 	}
 	return o, nil
 }
@@ -147,21 +178,31 @@ func live(o options) (violated bool, err error) {
 		base = "http://" + ln.Addr().String()
 		fmt.Printf("dslincheck: checking through a stale caching proxy at %s (TTL %s)\n", base, o.staleTTL)
 	}
+	if len(o.baseURLs) == 0 {
+		o.baseURLs = []string{o.baseURL}
+	}
 	client := linearizability.NewHTTPClient(base, linearizability.Surface(o.surface), o.bucket)
-	client.Timeout = o.timeout
+	client.Timeout, client.StreamPath, client.CompatBucket = o.timeout, o.streamPath, o.compat
 	client.LiveRetry = o.liveRetry
+	if len(o.baseURLs) > 1 {
+		client.Bases = o.baseURLs
+	}
+	exts, err := extensions(o, client)
+	if err != nil {
+		return false, err
+	}
 	cfg := linearizability.Config{Clients: o.clients, Ops: o.ops, Streams: o.streams, Followers: o.followers,
 		Seed: o.seed, LiveTimeout: o.liveTimeout, ExclusiveConflicts: o.exclusive, BaseOnly: o.base,
-		ConcurrentBootstrap: o.concurrentBootstrap}
+		ConcurrentBootstrap: o.concurrentBootstrap, Extensions: exts}
 	start := time.Now()
 	runRec, err := linearizability.Record(context.Background(), client, cfg)
 	if err != nil {
 		return false, fmt.Errorf("recording against %s: %w", o.baseURL, err)
 	}
 	res := linearizability.CheckRun(runRec, linearizability.CheckOptions{Timeout: o.checkTimeout})
-	fmt.Printf("dslincheck: %s (%s surface, %d clients, seed %d, prefix %s, %d live transcripts, recorded in %s)\n",
-		o.baseURL, o.surface, cfg.Clients, runRec.Config.Seed, runRec.Config.Prefix, len(runRec.History.Live),
-		time.Since(start).Round(time.Millisecond))
+	fmt.Printf("dslincheck: %s (%s surface, extensions %s, %d clients, seed %d, prefix %s, %d live transcripts, recorded in %s)\n",
+		strings.Join(o.baseURLs, ","), o.surface, extList(exts), cfg.Clients, runRec.Config.Seed, runRec.Config.Prefix,
+		len(runRec.History.Live), time.Since(start).Round(time.Millisecond))
 	return report(o, o.reportDir, runRec.History, res)
 }
 
@@ -202,4 +243,51 @@ func report(o options, dir string, h linearizability.History, res linearizabilit
 		fmt.Printf("  report: %s\n", dir)
 	}
 	return !res.OK(), nil
+}
+
+// workloadExtensions are the extensions whose operations the workload knows.
+var workloadExtensions = []string{linearizability.ExtBatch, linearizability.ExtSnapshot,
+	linearizability.ExtBootstrap, linearizability.ExtRecords, linearizability.ExtFork}
+
+// extensions resolves --extensions: a list as given (none: empty), or with auto the
+// ones the server has, probed as dsconform's --extensions auto does (on the bucketed
+// surface inside --bucket, created first). Only the workload's extensions are kept, in
+// the order of workloadExtensions.
+func extensions(o options, client *linearizability.HTTPClient) ([]string, error) {
+	if o.base {
+		return []string{}, nil
+	}
+	list, err := conformance.ParseExtensions(o.extensions)
+	if err != nil {
+		return nil, err
+	}
+	if list == nil {
+		if err := client.Setup(); err != nil {
+			return nil, fmt.Errorf("setup: %w", err)
+		}
+		cfg := conformance.Config{BaseURL: client.Base, Surface: conformance.Surface(o.surface),
+			StreamPath: o.streamPath, CompatBucket: o.compat, NamePrefix: "lincheck-probe"}
+		if o.surface == string(linearizability.SurfaceBucketed) {
+			cfg.Bucket = o.bucket
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if list, err = conformance.DetectExtensions(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("probing the server's extensions (or pass --extensions): %w", err)
+		}
+	}
+	out := []string{}
+	for _, e := range workloadExtensions {
+		if slices.Contains(list, e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func extList(exts []string) string {
+	if len(exts) == 0 {
+		return "none"
+	}
+	return strings.Join(exts, ",")
 }

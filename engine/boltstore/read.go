@@ -133,6 +133,34 @@ func (s *Store) Messages(segs []storage.Segment, start, tail uint64, lim storage
 	})
 }
 
+// MessageAt returns the message of segs that holds off: a seek and one step back.
+func (s *Store) MessageAt(segs []storage.Segment, off uint64) (start uint64, val []byte, err error) {
+	err = s.db.View(func(tx *bolt.Tx) error {
+		for _, sg := range segs {
+			if off < sg.From || off >= sg.To {
+				continue
+			}
+			c := tx.Bucket(bktData).Cursor()
+			k, v := c.Seek(posKey(sg.SID, off+1))
+			if k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+			if k == nil {
+				break
+			}
+			if sid, at := splitPosKey(k); sid == sg.SID && at >= sg.From && at+uint64(len(v)-1) > off {
+				start, val = at, bytes.Clone(v)
+				return nil
+			}
+			break
+		}
+		return model.ErrOffsetNotBoundary
+	})
+	return start, val, err
+}
+
 // RecordOffset returns the offset of record r of sid: one index lookup.
 func (s *Store) RecordOffset(sid, r uint64) (off uint64, ok bool, err error) {
 	err = s.db.View(func(tx *bolt.Tx) error {

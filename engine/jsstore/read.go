@@ -1,6 +1,7 @@
 package jsstore
 
 import (
+	"bytes"
 	"context"
 	"sort"
 	"strings"
@@ -218,6 +219,42 @@ func (s *Store) Messages(segs []storage.Segment, start, tail uint64, lim storage
 		first = false
 	}
 	return nil
+}
+
+// MessageAt returns the message of segs that holds off: from the offset index entry at
+// or before off, frames are read up to the message that ends past off.
+func (s *Store) MessageAt(segs []storage.Segment, off uint64) (uint64, []byte, error) {
+	ctx, cancel := s.readCtx()
+	defer cancel()
+	for _, sg := range segs {
+		if off < sg.From || off >= sg.To {
+			continue
+		}
+		c, ok := s.cursor(sg.SID)
+		e := c.entryAt(off)
+		if !ok || e < 0 || off < c.trimOff {
+			break
+		}
+		var (
+			start uint64
+			val   []byte
+		)
+		err := s.scan(ctx, c, e, func(o, _ uint64, _ bool, v []byte) bool {
+			if o > off {
+				return false
+			}
+			if o >= sg.From && o+uint64(len(v)-1) > off {
+				start, val = o, bytes.Clone(v)
+				return false
+			}
+			return true
+		})
+		if err != nil || val != nil {
+			return start, val, err
+		}
+		break
+	}
+	return 0, nil, model.ErrOffsetNotBoundary
 }
 
 // RecordOffset returns the offset of record r of sid (extension §6.1): from the index

@@ -5,6 +5,7 @@ package memstore
 
 import (
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -236,6 +237,29 @@ func (s *Store) Messages(segs []storage.Segment, start, tail uint64, lim storage
 		}
 		return nil
 	})
+}
+
+// MessageAt returns the message of segs that holds off.
+func (s *Store) MessageAt(segs []storage.Segment, off uint64) (start uint64, val []byte, err error) {
+	err = s.read(func(d *state) error {
+		for _, sg := range segs {
+			in := d.incs[sg.SID]
+			if off < sg.From || off >= sg.To || in == nil {
+				continue
+			}
+			i := sort.Search(len(in.offs), func(i int) bool { return in.offs[i] > off }) - 1
+			if i < 0 || in.offs[i] < sg.From {
+				break
+			}
+			if v := in.vals[in.offs[i]]; in.offs[i]+uint64(len(v)-1) > off {
+				start, val = in.offs[i], slices.Clone(v)
+				return nil
+			}
+			break
+		}
+		return model.ErrOffsetNotBoundary
+	})
+	return start, val, err
 }
 
 // RecordOffset returns the offset of record r of sid.

@@ -65,6 +65,10 @@ type Backend interface {
 	// first segment that reaches past it, else model.ErrOffsetNotBoundary. val is valid
 	// only during visit.
 	Messages(segs []Segment, start, tail uint64, lim Limits, visit func(off uint64, val []byte)) error
+	// MessageAt returns the stored message (flags byte, then bytes) of segs that holds
+	// offset off, and its offset; model.ErrOffsetNotBoundary when none does. It serves
+	// reads that start inside a message (a text stream's held position, D9).
+	MessageAt(segs []Segment, off uint64) (start uint64, val []byte, err error)
 	// RecordOffset returns the offset of record r of incarnation sid (extension §6.1).
 	RecordOffset(sid, r uint64) (off uint64, ok bool, err error)
 	// OrdinalAt returns the least record r in [lo, hi) of incarnation sid whose offset is
@@ -84,6 +88,9 @@ type Backend interface {
 	// KVScan visits the keys of a subscription space starting with prefix, in byte order,
 	// until visit returns false.
 	KVScan(space string, prefix []byte, visit func(key, value []byte) bool) error
+	// BucketIDs returns up to limit bucket ids strictly after after, in byte order (the
+	// admin listener's bucket listing, D12).
+	BucketIDs(after string, limit int) ([]string, error)
 
 	// Trash returns up to limit deleted incarnations whose storage is still to free.
 	Trash(limit int) ([]uint64, error)

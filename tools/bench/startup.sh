@@ -28,7 +28,7 @@ trap 'stop KILL; rm -rf "$WORK"' EXIT
 # start KIND ADDR_PORT DATA LOG: starts the server in the background (SPID = its pid).
 start() {
   case "$1" in
-    dsd) "$ROOT/bin/dsd" --addr "127.0.0.1:$2" --data-dir "$3" --long-poll-timeout 500ms >"$4" 2>&1 & ;;
+    dsd) "$ROOT/bin/dsd" --addr "127.0.0.1:$2" --admin-addr "" --data-dir "$3" --long-poll-timeout 500ms >"$4" 2>&1 & ;;
     node-durable) (cd "$PEER_DIR" && exec env DS_PORT="$2" DS_DATA_DIR="$3" node node-server.mjs) >"$4" 2>&1 & ;;
     *) echo "startup: unknown kind $1" >&2; exit 2 ;;
   esac

@@ -3,7 +3,7 @@
 # Usage: tools/cluster/cluster.sh start|stop|status|kill N|start-node N|restart N
 # Env: CLUSTER_DIR (./data/cluster), DSD_BIN (bin/dsd), HTTP_PORTS (4437,4438,4439),
 #      NATS_PORTS (client ports; default HTTP+10000), ROUTE_PORTS (default HTTP+20000),
-#      PARTITIONS (6), DSD_FLAGS (extra flags for every node).
+#      PARTITIONS (6), ADMIN_PORTS (admin listeners; default off), DSD_FLAGS (extra flags).
 # Node N (1..3) keeps its data in $CLUSTER_DIR/nN, its PID in nN.pid, the exact command that
 # starts it in nN.cmd (run it with `sh -c "exec $(cat nN.cmd)"`) and its log in nN.log.
 set -euo pipefail
@@ -15,11 +15,16 @@ IFS=, read -r -a NP <<<"${NATS_PORTS:-$((HP[0]+10000)),$((HP[1]+10000)),$((HP[2]
 IFS=, read -r -a RP <<<"${ROUTE_PORTS:-$((HP[0]+20000)),$((HP[1]+20000)),$((HP[2]+20000))}"
 ROUTES="127.0.0.1:${RP[0]},127.0.0.1:${RP[1]},127.0.0.1:${RP[2]}"
 
+admin_port() { # node $1's admin port from ADMIN_PORTS, else '' (admin listener off)
+  [ -n "${ADMIN_PORTS:-}" ] || { echo "''"; return; }
+  local a; IFS=, read -r -a a <<<"$ADMIN_PORTS"; echo "${a[$(($1 - 1))]}"
+}
+
 node_cmd() { # the start command of node $1
   local i=$(($1 - 1))
   echo "$BIN --backend jetstream --addr 127.0.0.1:${HP[$i]} --data-dir $DIR/n$1 --node-id n$1" \
     "--nats-listen 127.0.0.1:${NP[$i]} --nats-cluster-listen 127.0.0.1:${RP[$i]}" \
-    "--nats-routes $ROUTES --partitions ${PARTITIONS:-6} ${DSD_FLAGS:-}"
+    "--nats-routes $ROUTES --partitions ${PARTITIONS:-6} --admin-addr ${ADMIN_PORTS:+127.0.0.1:}$(admin_port "$1") ${DSD_FLAGS:-}"
 }
 
 alive() { [ -f "$DIR/n$1.pid" ] && kill -0 "$(cat "$DIR/n$1.pid")" 2>/dev/null; }

@@ -44,6 +44,7 @@ func Run(t *testing.T, h Harness) {
 		{"Names", testNames},
 		{"Buckets", testBuckets},
 		{"SubscriptionKeySpaces", testKV},
+		{"BucketIDs", testBucketIDs},
 		{"CollectDeleted", testCollect},
 		{"TrimRetained", testTrim},
 		{"RestartIsReopen", testRestart},
@@ -157,6 +158,15 @@ func testCreateAndRead(t *testing.T, h Harness) {
 	}
 	if err := b.Messages(own(m), 9, m.Tail, storage.One, nil); !errors.Is(err, model.ErrOffsetNotBoundary) {
 		t.Fatalf("read inside a message: %v", err)
+	}
+	if at, val, err := b.MessageAt(own(m), 9); err != nil || at != 8 || string(val[1:]) != "[2]\n" {
+		t.Fatalf("message at 9: %d %q %v", at, val, err)
+	}
+	if at, val, err := b.MessageAt(own(m), 0); err != nil || at != 0 || string(val[1:]) != `{"a":1}`+"\n" {
+		t.Fatalf("message at 0: %d %q %v", at, val, err)
+	}
+	if _, _, err := b.MessageAt(own(m), m.Tail); !errors.Is(err, model.ErrOffsetNotBoundary) {
+		t.Fatalf("message at the tail: %v", err)
 	}
 	var n int
 	if err := b.Messages(own(m), 0, m.Tail, storage.One, func(uint64, []byte) { n++ }); err != nil || n != 1 {

@@ -1,0 +1,202 @@
+package ops
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/httpd"
+)
+
+func newHandler(t testing.TB) (*engine.Engine, *httpd.Handler) {
+	return newHandlerWith(t, httpd.Config{})
+}
+
+// newHandlerWith serves cfg (the flat surface on bucket "default") over a fresh engine.
+func newHandlerWith(t testing.TB, cfg httpd.Config) (*engine.Engine, *httpd.Handler) {
+	t.Helper()
+	eng, err := engine.Open(t.TempDir(), engine.Options{NoSync: true, SweepInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { eng.Close() })
+	if _, err := eng.CreateBucket("default"); err != nil {
+		t.Fatal(err)
+	}
+	cfg.CompatBucket = "default"
+	h := httpd.New(httpd.EngineStore{Engine: eng}, cfg)
+	t.Cleanup(h.Shutdown)
+	return eng, h
+}
+
+func serve(h http.Handler, method, path, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "text/plain")
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w
+}
+
+// Before the engine is open /healthz is 200 and /readyz 503 with Retry-After; after, 200.
+func TestReadiness(t *testing.T) {
+	a := NewAdmin(NewMetrics(), nil)
+	if w := serve(a, "GET", "/healthz", ""); w.Code != 200 {
+		t.Fatalf("healthz: %d", w.Code)
+	}
+	w := serve(a, "GET", "/readyz", "")
+	if w.Code != 503 || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), `"starting"`) {
+		t.Fatalf("readyz before open: %d %v %s", w.Code, w.Header(), w.Body)
+	}
+	eng, _ := newHandler(t)
+	a.SetEngine(eng)
+	if w := serve(a, "GET", "/readyz", ""); w.Code != 200 {
+		t.Fatalf("readyz: %d %s", w.Code, w.Body)
+	}
+	eng.Close()
+	if w := serve(a, "GET", "/readyz", ""); w.Code != 503 || !strings.Contains(w.Body.String(), "shutting down") {
+		t.Fatalf("readyz after close: %d %s", w.Code, w.Body)
+	}
+}
+
+// The guard protects /backup and /debug/pprof/, not the probes and metrics.
+func TestAdminGuard(t *testing.T) {
+	a := NewAdmin(NewMetrics(), func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer ok" })
+	eng, _ := newHandler(t)
+	a.SetEngine(eng)
+	for path, want := range map[string]int{"/backup": 401, "/debug/pprof/": 401, "/metrics": 200, "/healthz": 200, "/readyz": 200} {
+		if w := serve(a, "GET", path, ""); w.Code != want {
+			t.Errorf("%s: %d, want %d", path, w.Code, want)
+		}
+	}
+	req := httptest.NewRequest("GET", "/backup", nil)
+	req.Header.Set("Authorization", "Bearer ok")
+	w := httptest.NewRecorder()
+	a.ServeHTTP(w, req)
+	if w.Code != 200 || w.Header().Get("Content-Length") != strconv.Itoa(w.Body.Len()) || w.Body.Len() == 0 {
+		t.Fatalf("backup: %d, Content-Length %s, %d bytes", w.Code, w.Header().Get("Content-Length"), w.Body.Len())
+	}
+}
+
+// Request metrics are labelled by route, method and status; error codes reach the log.
+func TestObserveMetricsAndLog(t *testing.T) {
+	_, h := newHandler(t)
+	m := NewMetrics()
+	var logb strings.Builder
+	o := Observe(h, slog.New(slog.NewTextHandler(&logb, nil)), m)
+	serve(o, "PUT", "/v1/stream/a", "hi")
+	serve(o, "POST", "/v1/stream/a", "there")
+	serve(o, "GET", "/v1/stream/missing?offset=-1", "")
+	serve(o, "GET", "/nope/x/y/z", "")
+	w := serve(m.Handler(), "GET", "/metrics", "")
+	body, _ := io.ReadAll(w.Body)
+	for _, want := range []string{
+		`dsd_http_request_duration_seconds_count{method="PUT",route="stream",status="201"} 1`,
+		`dsd_http_request_duration_seconds_count{method="GET",route="stream",status="404"} 1`,
+		`dsd_http_request_duration_seconds_count{method="GET",route="none",status="404"} 1`,
+		"dsd_appends_total 1", "dsd_append_bytes_total 5",
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if !strings.Contains(logb.String(), "code=STREAM_NOT_FOUND") || strings.Count(logb.String(), "msg=request") != 4 {
+		t.Errorf("log:\n%s", logb.String())
+	}
+}
+
+// The cost of the request log and metrics on a small catch-up read (compare with Bare).
+func BenchmarkReadObserved(b *testing.B) {
+	_, h := newHandler(b)
+	benchRead(b, Observe(h, slog.New(slog.NewTextHandler(io.Discard, nil)), NewMetrics()))
+}
+
+func BenchmarkReadBare(b *testing.B) {
+	_, h := newHandler(b)
+	benchRead(b, h)
+}
+
+func benchRead(b *testing.B, h http.Handler) {
+	serve(h, "PUT", "/v1/stream/b", strings.Repeat("x", 100))
+	req := httptest.NewRequest("GET", "/v1/stream/b?offset=-1", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatal(w.Code)
+		}
+	}
+}
+
+// SSE responses, hijacked on HTTP/1.1 and flushed on HTTP/2, are logged and counted when
+// they end.
+func TestObserveLiveReads(t *testing.T) {
+	_, h := newHandlerWith(t, httpd.Config{SSEMaxAge: 200 * time.Millisecond})
+	for _, h2 := range []bool{false, true} {
+		m := NewMetrics()
+		var logb syncBuilder
+		ts := httptest.NewUnstartedServer(Observe(h, slog.New(slog.NewTextHandler(&logb, nil)), m))
+		ts.EnableHTTP2 = h2
+		ts.StartTLS()
+		cl := ts.Client()
+		req, _ := http.NewRequest("PUT", ts.URL+"/v1/stream/live", strings.NewReader("x"))
+		req.Header.Set("Content-Type", "text/plain")
+		if resp, err := cl.Do(req); err != nil || (resp.StatusCode != 201 && resp.StatusCode != 200) {
+			t.Fatalf("PUT: %v %v", resp, err)
+		}
+		resp, err := cl.Get(ts.URL + "/v1/stream/live?offset=-1&live=sse")
+		if err != nil || resp.StatusCode != 200 || (resp.ProtoMajor == 2) != h2 {
+			t.Fatalf("SSE (h2 %v): %v %v", h2, resp, err)
+		}
+		io.Copy(io.Discard, resp.Body) // until --sse-max-age ends it
+		resp.Body.Close()
+		for i := 0; i < 100 && !strings.Contains(logb.String(), "live=sse"); i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !strings.Contains(logb.String(), "live=sse") {
+			t.Fatalf("h2 %v: no SSE log line:\n%s", h2, logb.String())
+		}
+		w := serve(m.Handler(), "GET", "/metrics", "")
+		if !strings.Contains(w.Body.String(), `dsd_live_readers{mode="sse"} 0`) ||
+			!strings.Contains(w.Body.String(), `route="stream_sse",status="200"} 1`) {
+			t.Errorf("h2 %v: metrics after the SSE read:\n%s", h2, grepLines(w.Body.String(), "sse"))
+		}
+		ts.Close()
+	}
+}
+
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

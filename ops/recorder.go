@@ -1,0 +1,75 @@
+package ops
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"sync"
+)
+
+// recorder is the ResponseWriter the protocol handler sees: it notes the status and counts
+// body bytes, and keeps flushing, deadlines (Unwrap) and hijacking working.
+type recorder struct {
+	http.ResponseWriter
+	x *exchange
+}
+
+func (w *recorder) WriteHeader(code int) {
+	if w.x.status == 0 && code >= 200 {
+		w.x.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recorder) Write(p []byte) (int, error) {
+	if w.x.status == 0 {
+		w.x.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.x.bytes.Add(int64(n))
+	return n, err
+}
+
+// FlushError is what http.ResponseController.Flush calls.
+func (w *recorder) FlushError() error { return http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Flush implements http.Flusher.
+func (w *recorder) Flush() { _ = w.FlushError() }
+
+// Unwrap gives http.ResponseController the underlying writer (deadlines).
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack implements http.Hijacker. The exchange then ends when the connection closes
+// (an SSE response parked in its stream's hub outlives its handler).
+func (w *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	w.x.status = http.StatusOK // hijacking handlers write their own 200 head
+	w.x.pending.Add(1)
+	return &observedConn{Conn: conn, x: w.x}, rw, nil
+}
+
+// observedConn counts what is written to a hijacked connection and finishes its exchange
+// when closed.
+type observedConn struct {
+	net.Conn
+	x    *exchange
+	once sync.Once
+}
+
+func (c *observedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.x.bytes.Add(int64(n))
+	return n, err
+}
+
+// NetConn returns the connection underneath (socket options: SO_LINGER, SO_SNDBUF).
+func (c *observedConn) NetConn() net.Conn { return c.Conn }
+
+func (c *observedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.x.release)
+	return err
+}
