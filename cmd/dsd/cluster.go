@@ -42,6 +42,7 @@ func clusterFlags(fs *flag.FlagSet, c *clusterOptions) {
 // to close them.
 type served struct {
 	eng   *engine.Engine // the bbolt engine (nil in a cluster: one engine per owned partition)
+	ready func() error   // a cluster node's readiness (/readyz); nil with eng
 	store httpd.Store
 	subs  httpd.SubscriptionWorker // nil: no subscriptions (the cluster: 501, A-32)
 	wrap  func(http.Handler) http.Handler
@@ -139,7 +140,7 @@ func openCluster(o options, addr string) (served, error) {
 		stop()
 		return served{}, err
 	}
-	return served{store: node.Store(), path: "jetstream " + url + " node " + c.node,
+	return served{store: node.Store(), ready: node.Ready, path: "jetstream " + url + " node " + c.node,
 		wrap: func(h http.Handler) http.Handler { return node.Forwarder(h, o.compatBucket, o.maxBody) },
 		close: func() error {
 			err := node.Close()

@@ -76,6 +76,8 @@ func run(o options, log *slog.Logger) error {
 	log.Info(fmt.Sprintf("dsd: listening on %s://%s", scheme(certs), ln.Addr()), "data", sv.path, "h2c", o.h2c)
 	if sv.eng != nil {
 		adm.ready(sv.eng, log)
+	} else {
+		adm.readyCluster(sv.ready, log)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
