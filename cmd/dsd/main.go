@@ -36,6 +36,7 @@ type options struct {
 	h2c                                   bool
 	webhooks, webhookLoopback             bool
 	publicURL                             string
+	cluster                               clusterOptions
 }
 
 const usageHead = `Usage: dsd [flags]
@@ -83,6 +84,7 @@ func parseFlags(args []string) (options, *flag.FlagSet, error) {
 	fs.BoolVar(&o.version, "version", false, "print the version and VCS revision, then exit")
 	fs.BoolVar(&o.unsafeNoSync, "unsafe-no-sync", false, "UNSAFE, tests only: skip fsync, so acknowledged data can be lost on a crash")
 	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile to this file until shutdown (diagnostics)")
+	clusterFlags(fs, &o.cluster)
 	if err := fs.Parse(args); err != nil {
 		return o, fs, err
 	}
