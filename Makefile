@@ -37,7 +37,7 @@ run:
 	exec $(BIN)/dsd --addr $(ADDR) --admin-addr $(ADMIN_ADDR) --data-dir $(DATA_DIR)
 
 ## test: everything CI runs.
-test: lint browser unit peer-conformance conformance linearizability
+test: lint browser unit full-disk-if-root peer-conformance conformance linearizability cluster-check
 	@echo "make test: all passed"
 
 ## unit: go test over every package (replays fuzz corpora, runs model and engine tests),

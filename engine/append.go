@@ -58,7 +58,7 @@ func (e *Engine) Append(key model.StreamKey, req AppendRequest) (AppendResult, e
 	if err := e.checkWritable(); err != nil {
 		return AppendResult{}, err
 	}
-	s, err := e.lookup(key.String())
+	s, err := e.lookupKey(key)
 	if err != nil || s == nil {
 		if err == nil {
 			err = model.ErrStreamNotFound
@@ -249,7 +249,7 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 	}
 	ch.Meta = s.metaRefresh(nm, now).stored()
 	ch.Subs = req.also
-	o := &op{s: s, ch: ch, pub: func() { s.publish(nm, entries) }}
+	o := &op{s: s, ch: ch, after: nm, msgs: entries}
 	if err := e.q.push(o); err != nil {
 		return nil, res, err
 	}

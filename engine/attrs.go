@@ -25,7 +25,7 @@ func (e *Engine) SetAttrs(key model.StreamKey, attrs []byte) error {
 	if err := e.checkWritable(); err != nil {
 		return err
 	}
-	s, err := e.lookup(key.String())
+	s, err := e.lookupKey(key)
 	if err != nil || s == nil {
 		if err == nil {
 			err = model.ErrStreamNotFound

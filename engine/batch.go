@@ -29,7 +29,7 @@ func (e *Engine) AppendBatch(key model.StreamKey, mediaType string, frames [][]b
 	if err := e.checkWritable(); err != nil {
 		return nil, false, err
 	}
-	s, err := e.lookup(key.String())
+	s, err := e.lookupKey(key)
 	if err != nil || s == nil {
 		if err == nil {
 			err = model.ErrStreamNotFound

@@ -64,9 +64,7 @@ func (e *Engine) process(batch []*op) {
 	for i, o := range batch {
 		switch err := errs[i]; {
 		case err == nil:
-			if o.pub != nil {
-				o.pub()
-			}
+			o.publish()
 			if obs != nil && o.s != nil {
 				notifyStream(*obs, o.s.key)
 			}
@@ -76,7 +74,7 @@ func (e *Engine) process(batch []*op) {
 		default:
 			o.err = err
 		}
-		close(o.done)
+		o.done.Done()
 	}
 	e.q.settle(batch[0].lsn, batch[len(batch)-1].lsn, failed)
 	if len(e.brokenSet) > 0 {
@@ -138,7 +136,7 @@ func (e *Engine) submit(o *op) error {
 // await waits for a queued op. A failed op is model.ErrStorageFailed: clients are not
 // told the cause, which is logged (D4).
 func (e *Engine) await(o *op) error {
-	<-o.done
+	o.done.Wait()
 	if o.err != nil {
 		return model.ErrStorageFailed
 	}

@@ -65,7 +65,7 @@ type Engine struct {
 	opts Options
 	now  func() time.Time
 
-	mu      sync.Mutex
+	mu      sync.RWMutex       // writers Lock; the append/read lookup of a loaded stream only RLocks
 	streams map[string]*stream // by "{bucket}/{stream}": the newest incarnation
 	byID    map[uint64]*stream // loaded incarnations by sid (fork sources too)
 	buckets map[string]*bucketState

@@ -56,7 +56,7 @@ func (r *Reader) Wait(ctx context.Context, after model.Offset) (StreamInfo, erro
 	s := r.s
 	for {
 		s.mu.Lock()
-		v, gone, ch := s.vis, s.visDeleted, s.notify
+		v, gone, ch := s.vis, s.visDeleted, s.waitCh()
 		s.mu.Unlock()
 		switch {
 		case gone || v == nil:

@@ -14,7 +14,7 @@ import (
 func (e *Engine) withPublished(s *stream, fn func(m *streamMeta, snap []byte) error) error {
 	for {
 		s.mu.Lock()
-		v, gone, ch := s.vis, s.visDeleted, s.notify
+		v, gone, ch := s.vis, s.visDeleted, s.waitCh()
 		s.mu.Unlock()
 		if gone || v == nil {
 			return model.ErrStreamNotFound

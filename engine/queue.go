@@ -15,10 +15,24 @@ type op struct {
 	others []*stream      // further streams whose decided meta it changes (ch.Also)
 	ch     storage.Change // what the backend commits (ch.Meta: s's meta once durable)
 	pub    func()
-	lsn    uint64
-	gen    uint64 // the queue's generation when queued (see commitQueue.drain)
-	done   chan struct{}
-	err    error
+	// after and msgs, when pub is nil and after is not: s.publish(after, msgs) (appends,
+	// the hot path, without a closure to allocate).
+	after *streamMeta
+	msgs  []cachedMsg
+	lsn   uint64
+	gen   uint64         // the queue's generation when queued (see commitQueue.drain)
+	done  sync.WaitGroup // Done once the op is committed or failed (part of op: no allocation)
+	err   error
+}
+
+// publish runs the op's publication after its commit.
+func (o *op) publish() {
+	switch {
+	case o.pub != nil:
+		o.pub()
+	case o.after != nil:
+		o.s.publish(o.after, o.msgs)
+	}
 }
 
 // metaChange is a further stream whose meta an op changes (fork reference counts).
@@ -52,12 +66,12 @@ func (q *commitQueue) init() {
 
 // push queues o and numbers it. It fails once the queue is closed.
 func (q *commitQueue) push(o *op) error {
-	o.done = make(chan struct{})
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return model.ErrShuttingDown
 	}
+	o.done.Add(1)
 	q.lsn++
 	o.lsn, o.gen = q.lsn, q.gen
 	q.ops = append(q.ops, o)

@@ -58,7 +58,7 @@ func (e *Engine) Read(key model.StreamKey, req ReadRequest) (ReadResult, error) 
 // readable returns the committed view of the stream at key for a reader; touch restarts
 // its sliding TTL (GET does, HEAD does not: B-5.1-04).
 func (e *Engine) readable(key model.StreamKey, touch bool) (*stream, *streamMeta, error) {
-	s, err := e.lookup(key.String())
+	s, err := e.lookupKey(key)
 	if err != nil {
 		return nil, nil, err
 	}

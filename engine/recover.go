@@ -79,7 +79,7 @@ func (e *Engine) recoverStore() error {
 	if ops := e.q.drain(); len(ops) > 0 {
 		for _, o := range ops {
 			o.err = storage.ErrUnknown // never attempted: reported as a storage failure
-			close(o.done)
+			o.done.Done()
 		}
 		e.q.settle(ops[0].lsn, ops[len(ops)-1].lsn, true)
 	}
@@ -169,9 +169,7 @@ func (e *Engine) reloadLocked(s *stream) error {
 	if s.vis != nil {
 		s.cache.reset(s.vis.Tail)
 	}
-	ch := s.notify
-	s.notify = make(chan struct{})
 	s.broken.Store(nil)
-	close(ch)
+	s.wakeLocked()
 	return nil
 }

@@ -26,7 +26,7 @@ type stream struct {
 	lastLSN    uint64
 	metaMs     int64 // Unix ms when the last queued op rewrote the meta
 	producers  map[string]*producerState
-	notify     chan struct{} // closed and replaced at every publish
+	notify     chan struct{} // waiters' wake-up: made by the first waiter, closed (and dropped) at the next publish
 	cache      tailCache
 	cacheUsed  int64 // Unix ms of the last publish or cache read
 
@@ -39,7 +39,7 @@ type stream struct {
 func newStream(m *streamMeta, committed bool, cacheBytes int) *stream {
 	s := &stream{key: model.StreamKey{Bucket: m.Bucket, Stream: m.Stream}.String(), sid: m.ID,
 		isJSON: m.isJSON(),
-		m:      m, notify: make(chan struct{}), producers: make(map[string]*producerState)}
+		m:      m, producers: make(map[string]*producerState)}
 	if committed {
 		s.vis = m
 	}
@@ -76,10 +76,25 @@ func (s *stream) publish(after *streamMeta, msgs []cachedMsg) {
 		s.cache.add(msgs)
 		s.cacheUsed = time.Now().UnixMilli()
 	}
-	ch := s.notify
-	s.notify = make(chan struct{})
+	s.wakeLocked()
 	s.mu.Unlock()
-	close(ch)
+}
+
+// waitCh returns the channel the next publication closes, made on demand so that a
+// publish with nobody waiting allocates nothing. s.mu is held.
+func (s *stream) waitCh() chan struct{} {
+	if s.notify == nil {
+		s.notify = make(chan struct{})
+	}
+	return s.notify
+}
+
+// wakeLocked wakes every waiter of waitCh. s.mu is held.
+func (s *stream) wakeLocked() {
+	if s.notify != nil {
+		close(s.notify)
+		s.notify = nil
+	}
 }
 
 // publishDelete marks the incarnation deleted for readers and wakes waiters.
@@ -87,10 +102,8 @@ func (s *stream) publishDelete() {
 	s.mu.Lock()
 	s.visDeleted = true
 	s.cache.reset(0)
-	ch := s.notify
-	s.notify = make(chan struct{})
+	s.wakeLocked()
 	s.mu.Unlock()
-	close(ch)
 }
 
 // lookup returns the loaded newest incarnation bound to key, loading it from storage when
@@ -99,6 +112,21 @@ func (e *Engine) lookup(key string) (*stream, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.lookupLocked(key)
+}
+
+// lookupKey is lookup(k.String()) without building the string when the stream is loaded
+// (the hot path of every append and read: a map index by string(bytes) does not allocate,
+// and concurrent requests share e.mu for reading).
+func (e *Engine) lookupKey(k model.StreamKey) (*stream, error) {
+	var buf [128]byte
+	b := append(append(append(buf[:0], k.Bucket...), '/'), k.Stream...)
+	e.mu.RLock()
+	s, ok := e.streams[string(b)]
+	e.mu.RUnlock()
+	if ok {
+		return s, nil
+	}
+	return e.lookup(string(b))
 }
 
 func (e *Engine) lookupLocked(key string) (*stream, error) {

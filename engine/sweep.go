@@ -161,6 +161,6 @@ func (e *Engine) flushAccessTimes() {
 	}
 	e.mu.Unlock()
 	for _, o := range ops {
-		<-o.done
+		o.done.Wait()
 	}
 }

@@ -46,9 +46,12 @@ func (c *tailCache) add(msgs []cachedMsg) {
 		drop++
 	}
 	if drop > 0 {
-		n := copy(c.msgs, c.msgs[drop:])
-		clear(c.msgs[n:])
-		c.msgs = c.msgs[:n]
+		// Reslice from the front instead of moving the kept messages down: a full cache
+		// drops about one message per append, and moving thousands of entries each time
+		// was a memmove of the whole cache per append. append reallocates (copying only
+		// the kept ones) once the capacity behind them is used up: amortized O(1).
+		clear(c.msgs[:drop]) // release the dropped buffers now
+		c.msgs = c.msgs[drop:]
 	}
 	c.start = c.msgs[0].Off
 }

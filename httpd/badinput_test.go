@@ -229,3 +229,16 @@ func TestReadsArePublicByDefault(t *testing.T) {
 		t.Fatalf("Cache-Control %q, Vary %q", cc, w.Header().Get("Vary"))
 	}
 }
+
+// Snapshot and retention paths take an offset token only: their error does not offer the
+// read sentinels -1 and now. Spec: extension §2.5, §3.
+func TestOffsetTokenPaths(t *testing.T) {
+	s := newTestServer(t)
+	s.do("PUT", "/v1/stream/ret", "x", "Content-Type: text/plain")
+	for _, p := range []string{"/default/ret/retention/-1", "/default/ret/retention/now", "/default/ret/snapshot/-1"} {
+		if w := s.do("PUT", p, "", "Content-Type: text/plain"); status(w) != 400 || errorCode(t, w) != "INVALID_OFFSET" ||
+			strings.Contains(w.Body.String(), "must be -1") {
+			t.Errorf("PUT %s: %d %s, want 400 INVALID_OFFSET not offering -1 or now", p, status(w), w.Body)
+		}
+	}
+}

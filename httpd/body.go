@@ -25,7 +25,7 @@ var piecePool = sync.Pool{New: func() any { return new([bodyPiece]byte) }}
 type reqBody struct {
 	h      *Handler
 	w      http.ResponseWriter
-	rc     *http.ResponseController
+	rc     http.ResponseController // a value: one allocation less per body
 	src    io.Reader
 	cl     int64 // Content-Length, -1 when chunked
 	pieces []*[bodyPiece]byte
@@ -47,7 +47,7 @@ func (h *Handler) openBody(w http.ResponseWriter, r *http.Request, max int64) (*
 		return b, model.ErrTooLarge
 	}
 	b.src = http.MaxBytesReader(w, r.Body, max)
-	b.rc = http.NewResponseController(w)
+	b.rc = *http.NewResponseController(w)
 	b.until = time.Now().Add(h.cfg.BodyTimeout)
 	return b, nil
 }

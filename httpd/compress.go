@@ -3,6 +3,7 @@ package httpd
 import (
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,40 +25,60 @@ func compressible(r *http.Request, k targetKind) bool {
 	}
 	switch k {
 	case tStream:
-		return !strings.Contains(r.URL.RawQuery, "live=")
+		return !liveQuery(r.URL.RawQuery)
 	case tBootstrap, tBucketList, tSnapshot, tSnapshotAt:
 		return true
 	}
 	return false
 }
 
+// liveQuery reports whether a query names the live parameter, as parseReadQuery reads
+// it (percent-encoded names included).
+func liveQuery(raw string) bool {
+	if !strings.Contains(raw, "%") {
+		return strings.Contains(raw, "live")
+	}
+	v, _ := url.ParseQuery(raw)
+	_, ok := v["live"]
+	return ok
+}
+
 // negotiateCoding picks the response coding from Accept-Encoding (RFC 9110 §12.5.3):
-// "zstd" or "gzip", whichever has the higher q-value (zstd on a tie; "*" counts as gzip),
-// or "" for identity.
+// "zstd" or "gzip", whichever has the higher q-value (zstd on a tie), or "" for identity.
+// "*" counts as gzip when gzip is not listed itself (so "gzip;q=0, *" stays identity).
 func negotiateCoding(accept []string) string {
-	best, bestQ := "", 0.0
+	q := map[string]float64{}
 	for _, line := range accept {
 		for _, part := range strings.Split(line, ",") {
 			name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-			q := 1.0
-			if v, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
-				if f, err := strconv.ParseFloat(v, 64); err == nil {
-					q = f
+			v := 1.0
+			if s, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+				if f, err := strconv.ParseFloat(s, 64); err == nil {
+					v = f
 				}
 			}
-			switch strings.ToLower(strings.TrimSpace(name)) {
-			case "zstd":
-				if q > 0 && (q > bestQ || q == bestQ && best != "zstd") {
-					best, bestQ = "zstd", q
-				}
-			case "gzip", "x-gzip", "*":
-				if q > 0 && q > bestQ {
-					best, bestQ = "gzip", q
-				}
+			switch name = strings.ToLower(strings.TrimSpace(name)); name {
+			case "x-gzip":
+				name = "gzip"
+			case "gzip", "zstd", "*":
+			default:
+				continue
+			}
+			if _, seen := q[name]; !seen {
+				q[name] = v
 			}
 		}
 	}
-	return best
+	if _, listed := q["gzip"]; !listed {
+		q["gzip"] = q["*"]
+	}
+	switch gz, zs := q["gzip"], q["zstd"]; {
+	case zs > 0 && zs >= gz:
+		return "zstd"
+	case gz > 0:
+		return "gzip"
+	}
+	return ""
 }
 
 // compressWriter encodes a 200 response body with coding once it reaches

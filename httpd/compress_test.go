@@ -123,6 +123,26 @@ func TestCompressionThresholdAndLive(t *testing.T) {
 	if status(w) != 200 || w.Header().Get("Content-Encoding") != "" || w.Body.Len() != 3004 {
 		t.Fatalf("long-poll: %d %q %d bytes", status(w), w.Header().Get("Content-Encoding"), w.Body.Len())
 	}
+	// The same live read with its parameter name percent-encoded ("li%76e" is "live").
+	w = s.do("GET", "/v1/stream/small?offset=-1&li%76e=long-poll", "", "Accept-Encoding: gzip")
+	if status(w) != 200 || w.Header().Get("Content-Encoding") != "" || w.Body.Len() != 3004 {
+		t.Fatalf("long-poll, escaped name: %d %q %d bytes", status(w), w.Header().Get("Content-Encoding"), w.Body.Len())
+	}
+}
+
+// "*" counts as gzip only when gzip is not listed: a refused gzip stays refused (RFC 9110
+// §12.5.3).
+// Spec: D12.
+func TestNegotiateCodingWildcard(t *testing.T) {
+	for _, c := range []struct{ accept, want string }{
+		{"gzip", "gzip"}, {"zstd", "zstd"}, {"gzip, zstd", "zstd"}, {"gzip;q=1, zstd;q=0.5", "gzip"},
+		{"*", "gzip"}, {"gzip;q=0, *", ""}, {"*, gzip;q=0", ""}, {"gzip;q=0, zstd, *", "zstd"},
+		{"zstd;q=0, *;q=0.5", "gzip"}, {"*;q=0", ""}, {"identity", ""}, {"gzip;q=0.2, *;q=0.9", "gzip"}, {"zstd;q=0.5, *", "gzip"},
+	} {
+		if got := negotiateCoding([]string{c.accept}); got != c.want {
+			t.Errorf("Accept-Encoding %q: %q, want %q", c.accept, got, c.want)
+		}
+	}
 }
 
 // Listings and bootstraps are encoded when large.

@@ -37,7 +37,7 @@ var statusOf = map[*model.Error]int{
 	model.ErrBodyTimeout:     408,
 	model.ErrBadSubscription: 400, model.ErrSubExists: 409, model.ErrBadSubID: 400,
 	model.ErrSubFenced: 409, model.ErrSubClaimed: 409, model.ErrSubNoPendingWork: 409, model.ErrSubAckOffset: 409,
-	ErrWebhooksOff: 400, ErrNotJSONBody: 400,
+	ErrWebhooksOff: 400, ErrNotJSONBody: 400, ErrBadOffsetToken: 400,
 	subs.ErrNotFound: 404, subs.ErrWrongType: 400, subs.ErrURLRejected: 400, subs.ErrBadWorker: 400,
 	subs.ErrTokenInvalid: 401, subs.ErrTokenExpired: 401, subs.ErrAckOffset: 409,
 	subs.ErrWakeStream:          409,

@@ -47,7 +47,7 @@ const flatPrefix = "/v1/stream/"
 // model.ErrBadBucketID, model.ErrBadStreamID, model.ErrBadQuery (bad escapes).
 func (h *Handler) parseTarget(escaped string) (target, error) {
 	if h.cfg.CompatBucket != "" && strings.HasPrefix(escaped, flatPrefix) {
-		return flatTarget(h.cfg.CompatBucket, escaped[len(flatPrefix):])
+		return flatTarget(h.cfg.CompatBucket, escaped)
 	}
 	if !strings.HasPrefix(escaped, "/") || escaped == "/" {
 		return target{}, model.ErrRouteNotFound
@@ -80,8 +80,17 @@ func (h *Handler) parseTarget(escaped string) (target, error) {
 // segments percent-decoded and joined with '/' (D1 amended); no sub-resources. A first
 // segment __ds is the reserved namespace. Errors: model.ErrBadStreamID (empty, '.', '..'
 // segments, NUL, a decoded '/' inside a segment, over model.MaxFlatNameBytes),
-// model.ErrBadQuery (bad escapes).
-func flatTarget(bucket, rest string) (target, error) {
+// model.ErrBadQuery (bad escapes). escaped is the whole path, flatPrefix included.
+func flatTarget(bucket, escaped string) (target, error) {
+	rest := escaped[len(flatPrefix):]
+	if !strings.ContainsAny(rest, "%/") && rest != reservedSegment {
+		// One segment without escapes (the common name): it is the name as it stands.
+		if err := model.CheckFlatName(rest); err != nil {
+			return target{flat: true}, err
+		}
+		return target{kind: tStream, bucket: bucket, flat: true, path: escaped,
+			key: model.StreamKey{Bucket: bucket, Stream: rest}}, nil
+	}
 	segs := strings.Split(rest, "/")
 	if first, err := url.PathUnescape(segs[0]); err == nil && first == reservedSegment {
 		return target{kind: tReserved, bucket: bucket, flat: true, param: strings.Join(segs[1:], "/")}, nil
@@ -101,7 +110,7 @@ func flatTarget(bucket, rest string) (target, error) {
 	if err := model.CheckFlatName(name); err != nil {
 		return target{flat: true}, err
 	}
-	return target{kind: tStream, bucket: bucket, flat: true, path: flatPrefix + rest,
+	return target{kind: tStream, bucket: bucket, flat: true, path: escaped,
 		key: model.StreamKey{Bucket: bucket, Stream: name}}, nil
 }
 

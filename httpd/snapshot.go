@@ -19,7 +19,7 @@ func position(r *http.Request, t target) (engine.Position, error) {
 		return engine.Position{}, model.ErrBoundaryTwice
 	}
 	if t.param != "" {
-		o, err := model.ParseOffset(t.param)
+		o, err := parseOffsetToken(t.param)
 		if err != nil {
 			return engine.Position{}, err
 		}
@@ -94,7 +94,7 @@ func (h *Handler) latestSnapshot(w http.ResponseWriter, r *http.Request, t targe
 
 // readSnapshot serves GET {stream}/snapshot/{offset} (extension §2.5, §6.10).
 func (h *Handler) readSnapshot(w http.ResponseWriter, r *http.Request, t target) error {
-	o, err := model.ParseOffset(t.param)
+	o, err := parseOffsetToken(t.param)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (h *Handler) readSnapshot(w http.ResponseWriter, r *http.Request, t target)
 
 // deleteSnapshot serves DELETE {stream}/snapshot/{offset} (extension §2.6).
 func (h *Handler) deleteSnapshot(w http.ResponseWriter, r *http.Request, t target) error {
-	o, err := model.ParseOffset(t.param)
+	o, err := parseOffsetToken(t.param)
 	if err != nil {
 		return err
 	}

@@ -318,17 +318,17 @@ type ackBody struct {
 }
 
 // ackRequest reads a callback or ack body. Errors: ErrNotJSONBody, model.ErrBadSubscription,
-// model.ErrBadOffset (an offset that is not a D2 token).
+// ErrBadOffsetToken (an offset that is not a D2 token, naming the ack).
 func (h *Handler) ackRequest(w http.ResponseWriter, r *http.Request) (subs.AckRequest, error) {
 	var b ackBody
 	if _, err := h.readJSONBody(w, r, &b); err != nil {
 		return subs.AckRequest{}, err
 	}
 	req := subs.AckRequest{WakeID: b.WakeID, Generation: b.Generation, Done: b.Done, Acks: []subs.AckMove{}}
-	for _, a := range b.Acks {
+	for i, a := range b.Acks {
 		o, err := model.ParseOffset(a.Offset)
 		if err != nil {
-			return req, model.ErrBadOffset
+			return req, fmt.Errorf("%w: acks[%d].offset %q", ErrBadOffsetToken, i, a.Offset)
 		}
 		req.Acks = append(req.Acks, subs.AckMove{Path: strings.Trim(a.Stream, "/"), Offset: o})
 	}

@@ -88,6 +88,11 @@ func TestSubscriptionRoutes(t *testing.T) {
 			t.Errorf("%s %s %s: %d %s, want %d %s", c.method, c.path, c.body, status(w), w.Body, c.status, c.code)
 		}
 	}
+	ack := `{"acks":[{"stream":"jobs/a","offset":"-1"}]}`
+	if w := s.do("POST", "/v1/stream/__ds/subscriptions/s1/ack", ack, "Content-Type: application/json"); status(w) != 400 ||
+		!strings.Contains(w.Body.String(), `acks[0].offset \"-1\"`) || strings.Contains(w.Body.String(), "must be -1") {
+		t.Errorf("an ack offset of -1: %d %s, want 400 naming acks[0] (-1 is not an ack offset)", status(w), w.Body)
+	}
 	if w := s.do("HEAD", "/v1/stream/__ds", ""); status(w) == 200 {
 		t.Fatal("__ds is a stream")
 	}

@@ -48,6 +48,10 @@ type HTTPClient struct {
 	Timeout time.Duration
 	// HTTP is the client used (default: one with a pooled transport).
 	HTTP *http.Client
+	// LiveRetry, when above 0, makes a live reader whose request fails (no answer, or a
+	// 502 or 503) try again from the same offset after this pause, as a client of a
+	// cluster losing nodes does (D11: 503 carries Retry-After); 0 ends the transcript.
+	LiveRetry time.Duration
 
 	next atomic.Uint64 // the next entry of Bases
 }
@@ -314,12 +318,14 @@ func (c *HTTPClient) followLongPoll(ctx context.Context, t *Transcript) {
 			return
 		}
 		resp, err := c.HTTP.Do(req)
-		if err != nil {
-			t.End = "stopped: " + err.Error()
-			return
+		var body []byte
+		if err == nil {
+			body, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
 		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		if c.retryLive(ctx, resp, err, len(t.Events) == 0) {
+			continue
+		}
 		if err != nil {
 			t.End = "stopped: " + err.Error()
 			return
@@ -345,4 +351,28 @@ func (c *HTTPClient) followLongPoll(ctx context.Context, t *Transcript) {
 		from = next
 	}
 	t.End = "stopped: " + context.Cause(ctx).Error()
+}
+
+// retryLive reports whether a live request that failed with err or answered resp should
+// be sent again (LiveRetry; not once ctx ended), after waiting LiveRetry. Before its
+// first event (fresh) a reader also retries 404: the stream's create may have had an
+// unknown outcome and be retried by a writer later.
+func (c *HTTPClient) retryLive(ctx context.Context, resp *http.Response, err error, fresh bool) bool {
+	if c.LiveRetry <= 0 || ctx.Err() != nil {
+		return false
+	}
+	if err == nil {
+		switch st := resp.StatusCode; {
+		case st == http.StatusBadGateway, st == http.StatusServiceUnavailable:
+		case st == http.StatusNotFound && fresh:
+		default:
+			return false
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(c.LiveRetry):
+		return true
+	}
 }

@@ -128,10 +128,15 @@ func (c *HTTPClient) sseConnection(ctx context.Context, t *Transcript, from, cur
 		return err.Error(), true
 	}
 	resp, err := c.HTTP.Do(req)
+	if err == nil {
+		defer resp.Body.Close()
+	}
+	if c.retryLive(ctx, resp, err, len(t.Events) == 0) {
+		return "", false // reconnect from *from
+	}
 	if err != nil {
 		return "stopped: " + err.Error(), true
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		return fmt.Sprintf("status %d", resp.StatusCode), true
 	}

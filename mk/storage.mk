@@ -5,7 +5,12 @@
 #   make jetstream-backend  the engine, difftest and linearizability tests on engine/jsstore
 #                    (a 3-node in-process JetStream cluster, sync always), about 80 s.
 
-.PHONY: full-disk jetstream-backend
+.PHONY: full-disk full-disk-if-root jetstream-backend
+
+## full-disk-if-root: make full-disk where it can mount (root, as in CI), else say why not.
+full-disk-if-root:
+	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory full-disk; \
+	  else echo "full-disk: skipped: mounting its tmpfs needs root (run make full-disk as root)"; fi
 
 jetstream-backend:
 	DSD_TEST_BACKEND=jetstream $(GO) test -count=1 -timeout $(TIMEOUT) ./engine/ ./difftest/ ./linearizability/

@@ -6,10 +6,14 @@ import "strings"
 // non-empty segments, each "*" (exactly one segment), "**" (zero or more) or a literal
 // without '*' ("%2A" or "%2a" in a segment stands for a literal '*', as the reference
 // servers read it). A '*' mixed into a segment ("foo*") is refused rather than read
-// literally. Errors: ErrBadSubscription.
+// literally, and so is a pattern over MaxGlobBytes (no longer one can match a name of
+// MaxFlatNameBytes). Errors: ErrBadSubscription.
 func CheckGlob(pattern string) error {
 	if pattern == "" {
 		return badSub("pattern must not be empty")
+	}
+	if len(pattern) > MaxGlobBytes {
+		return badSub("pattern must be at most %d bytes", MaxGlobBytes)
 	}
 	for _, seg := range strings.Split(pattern, "/") {
 		switch {
@@ -22,6 +26,10 @@ func CheckGlob(pattern string) error {
 	}
 	return nil
 }
+
+// MaxGlobBytes bounds a subscription pattern: room for a MaxFlatNameBytes name written
+// with "%2A" escapes and a "**" between every two segments.
+const MaxGlobBytes = 4 * MaxFlatNameBytes
 
 // Glob is a compiled pattern: its segments, the wildcards as sentinels that no path
 // segment can equal (paths hold no NUL) and "%2A"/"%2a" already read as a literal '*'.
@@ -56,29 +64,34 @@ func MatchGlob(pattern, path string) bool {
 	return g != nil && g.Match(SplitPath(path))
 }
 
-// Match reports whether the segments of a path (SplitPath) match g.
+// Match reports whether the segments of a path (SplitPath) match g, in time
+// O(len(g) * len(segs)) whatever the wildcards (no backtracking).
 func (g Glob) Match(segs []string) bool {
-	for len(g) > 0 {
-		switch g[0] {
-		case globMany:
-			for i := 0; i <= len(segs); i++ {
-				if g[1:].Match(segs[i:]) {
-					return true
-				}
-			}
-			return false
-		case globOne:
-			if len(segs) == 0 {
-				return false
-			}
-		default:
-			if len(segs) == 0 || g[0] != segs[0] {
-				return false
-			}
+	// cur[j]: the pattern read so far matches segs[:j].
+	cur, next := make([]bool, len(segs)+1), make([]bool, len(segs)+1)
+	cur[0] = true
+	for i, p := range g {
+		if p == globMany && i > 0 && g[i-1] == globMany {
+			continue // "**/**" is "**"
 		}
-		g, segs = g[1:], segs[1:]
+		alive := false
+		for j := range next {
+			switch {
+			case p == globMany:
+				next[j] = cur[j] || j > 0 && next[j-1]
+			case j == 0:
+				next[j] = false
+			default:
+				next[j] = cur[j-1] && (p == globOne || p == segs[j-1])
+			}
+			alive = alive || next[j]
+		}
+		if !alive {
+			return false
+		}
+		cur, next = next, cur
 	}
-	return len(segs) == 0
+	return cur[len(segs)]
 }
 
 // GlobLiteralPrefix is the part of a pattern before its first wildcard segment, with a

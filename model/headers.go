@@ -154,6 +154,9 @@ func StreamClosedHeader(v string) bool {
 // ';', trimmed and lowercased. Errors: ErrBadContentType unless it is type/subtype
 //
 func MediaType(ct string) (string, error) {
+	if plainMediaType(ct) {
+		return ct, nil // already normalized: what mime.ParseMediaType would return, without its map
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil && err != mime.ErrInvalidMediaParameter {
 		return "", fmt.Errorf("%w: %q", ErrBadContentType, ct)
@@ -163,6 +166,22 @@ func MediaType(ct string) (string, error) {
 		return "", fmt.Errorf("%w: %q", ErrBadContentType, ct)
 	}
 	return mt, nil
+}
+
+// plainMediaType reports whether ct is a bare lowercase type/subtype (no parameters, no
+// spaces), the common Content-Type that needs no parsing.
+func plainMediaType(ct string) bool {
+	slash := -1
+	for i := 0; i < len(ct); i++ {
+		switch c := ct[i]; {
+		case c == '/' && slash < 0:
+			slash = i
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '+', c == '.':
+		default:
+			return false
+		}
+	}
+	return slash > 0 && slash < len(ct)-1
 }
 
 // DefaultContentType is the type of a stream created without Content-Type (B-5.1-03).

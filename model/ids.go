@@ -53,10 +53,12 @@ func CheckFlatName(name string) error {
 		!utf8.ValidString(name) || strings.IndexByte(name, 0) >= 0 {
 		return ErrBadFlatName
 	}
-	for i, seg := range strings.Split(name, "/") {
+	i := 0
+	for seg := range strings.SplitSeq(name, "/") { // no slice: this runs on every flat request
 		if seg == "" || seg == "." || seg == ".." || (i == 0 && seg == ReservedSegment) {
 			return ErrBadFlatName
 		}
+		i++
 	}
 	return nil
 }

@@ -23,10 +23,14 @@ const offsetBeyond Offset = math.MaxUint64
 
 // String returns the wire token.
 func (o Offset) String() string {
-	if o == offsetBeyond {
+	switch {
+	case o == offsetBeyond:
 		return "9999999999999999_9999999999999999"
+	case o > MaxOffset: // not a wire position; rendered with all its digits
+		return fmt.Sprintf("0000000000000000_%016d", uint64(o))
 	}
-	return fmt.Sprintf("0000000000000000_%016d", uint64(o))
+	var b [33]byte
+	return string(o.AppendToken(b[:0])) // one allocation (fmt took three)
 }
 
 // AppendToken appends the wire token to b without allocating.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 )
@@ -27,7 +28,7 @@ const (
 var (
 	ErrBadSubscription = newErr("INVALID_REQUEST", "the subscription request is malformed")
 	ErrSubExists       = newErr("SUBSCRIPTION_ALREADY_EXISTS", "a subscription with this id exists with a different configuration")
-	ErrBadSubID        = newErr("INVALID_REQUEST", "a subscription id must be 1-128 characters of [A-Za-z0-9._~-]")
+	ErrBadSubID        = newErr("INVALID_REQUEST", "a subscription id must be 1-128 characters of [A-Za-z0-9._~-], not . or .. (dot segments that clients rewrite)")
 )
 
 // SubscriptionConfig is the normalized configuration of PUT {root}__ds/subscriptions/{id}
@@ -65,6 +66,9 @@ func ParseSubscription(body []byte) (SubscriptionConfig, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&b); err != nil {
 		return SubscriptionConfig{}, badSub("the body must be a JSON object: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return SubscriptionConfig{}, badSub("the body must be one JSON object with nothing after it")
 	}
 	var c SubscriptionConfig
 	if b.Type == nil || (*b.Type != SubWebhook && *b.Type != SubPullWake) {
@@ -155,9 +159,10 @@ func (c SubscriptionConfig) Hash() string {
 }
 
 // CheckSubscriptionID validates a client-chosen subscription id (open in base protocol
-// §6.1; dsd: 1-128 unreserved URL characters). Errors: ErrBadSubID.
+// §6.1; dsd: 1-128 unreserved URL characters, not the dot segments "." and ".." that
+// URL normalization rewrites). Errors: ErrBadSubID.
 func CheckSubscriptionID(id string) error {
-	if id == "" || len(id) > 128 {
+	if id == "" || id == "." || id == ".." || len(id) > 128 {
 		return ErrBadSubID
 	}
 	for i := 0; i < len(id); i++ {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,7 +26,7 @@ func TestMatchGlob(t *testing.T) {
 			t.Errorf("MatchGlob(%q, %q) = %v, want %v", c.pat, c.path, got, c.want)
 		}
 	}
-	for _, bad := range []string{"", "a//b", "foo*", "a/b**", "*x/y"} {
+	for _, bad := range []string{"", "a//b", "foo*", "a/b**", "*x/y", strings.Repeat("a/", MaxGlobBytes/2) + "a"} {
 		if err := CheckGlob(bad); !errors.Is(err, ErrBadSubscription) {
 			t.Errorf("CheckGlob(%q) = %v", bad, err)
 		}
@@ -79,12 +80,14 @@ func TestParseSubscriptionRejects(t *testing.T) {
 		`{"type":"pull-wake","wake_stream":"w","streams":["a//b"]}`,
 		`{"type":"pull-wake","wake_stream":"w","pattern":"a*"}`,
 		`{"type":"pull-wake","wake_stream":"../x","pattern":"a"}`,
+		`{"type":"pull-wake","wake_stream":"w","pattern":"a"} trailing`,
+		`{"type":"pull-wake","wake_stream":"w","pattern":"a"}{"type":"webhook"}`,
 	} {
 		if _, err := ParseSubscription([]byte(body)); !errors.Is(err, ErrBadSubscription) {
 			t.Errorf("%s: %v, want INVALID_REQUEST", body, err)
 		}
 	}
-	for _, id := range []string{"", "a/b", "a b", string(make([]byte, 129))} {
+	for _, id := range []string{"", "a/b", "a b", string(make([]byte, 129)), ".", ".."} {
 		if CheckSubscriptionID(id) == nil {
 			t.Errorf("id %q accepted", id)
 		}
@@ -104,4 +107,56 @@ func TestBackoffBounds(t *testing.T) {
 	if Backoff(0, 0.5) != time.Second || Backoff(1000, 0.5) != time.Minute {
 		t.Errorf("clamping: %v %v", Backoff(0, 0.5), Backoff(1000, 0.5))
 	}
+}
+
+// Patterns of many "**" against deep paths match in work linear in pattern and path size:
+// the backtracking matcher took exponential time here (a subscription could stall every
+// append). The compiled matcher agrees with a plain recursive oracle on small inputs.
+// Spec: B-6-05 (base protocol §6.2).
+func TestMatchGlobManyWildcards(t *testing.T) {
+	deep := strings.Repeat("a/", 500) + "a"
+	pat := strings.Repeat("**/a/", 40) + "b"
+	if MatchGlob(pat, deep) {
+		t.Fatalf("pattern ending in b matched a path without b")
+	}
+	if !MatchGlob(strings.Repeat("**/a/", 40)+"**", deep) {
+		t.Fatalf("40 x (**/a) did not match 501 a's")
+	}
+	if !MatchGlob(strings.Repeat("**/", 1000)+"a", "a") {
+		t.Fatalf("repeated ** did not match zero segments")
+	}
+	segs := []string{"*", "**", "a", "b"}
+	paths := []string{"", "a", "b", "a/b", "a/a/b", "b/a/b/a", "a/b/b/a/b"}
+	for i := 0; i < 4*4*4*4*4; i++ {
+		var p []string
+		for n, k := i, 0; k < 1+i%4; k, n = k+1, n/4 {
+			p = append(p, segs[n%4])
+		}
+		pattern := strings.Join(p, "/")
+		for _, path := range paths {
+			if got, want := MatchGlob(pattern, path), oracleMatch(CompileGlob(pattern), SplitPath(path)); got != want {
+				t.Errorf("MatchGlob(%q, %q) = %v, oracle %v", pattern, path, got, want)
+			}
+		}
+	}
+}
+
+// oracleMatch is the straightforward recursive glob matcher (exponential in the worst
+// case; fine for the small inputs above).
+func oracleMatch(g Glob, segs []string) bool {
+	if len(g) == 0 {
+		return len(segs) == 0
+	}
+	switch g[0] {
+	case globMany:
+		for i := 0; i <= len(segs); i++ {
+			if oracleMatch(g[1:], segs[i:]) {
+				return true
+			}
+		}
+		return false
+	case globOne:
+		return len(segs) > 0 && oracleMatch(g[1:], segs[1:])
+	}
+	return len(segs) > 0 && g[0] == segs[0] && oracleMatch(g[1:], segs[1:])
 }

@@ -18,6 +18,7 @@ type Admin struct {
 	metrics *Metrics
 	guard   func(*http.Request) bool
 	eng     atomic.Pointer[engine.Engine]
+	ready   atomic.Pointer[func() error] // set on a cluster node (SetReadiness)
 	mux     *http.ServeMux
 }
 
@@ -64,9 +65,21 @@ func (a *Admin) SetEngine(e *engine.Engine) {
 
 func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
 
-// readyz answers 200 when the data file is open and writable, else 503 with the reason
-// and Retry-After.
+// SetReadiness makes /readyz answer from ready instead of an engine (a cluster node:
+// every partition owned here or reachable, D12); a nil error is ready.
+func (a *Admin) SetReadiness(ready func() error) { a.ready.Store(&ready) }
+
+// readyz answers 200 when the data file is open and writable (or, on a cluster node, the
+// readiness set by SetReadiness holds), else 503 with the reason and Retry-After.
 func (a *Admin) readyz(w http.ResponseWriter, r *http.Request) {
+	if f := a.ready.Load(); f != nil {
+		if err := (*f)(); err != nil {
+			writeStatus(w, http.StatusServiceUnavailable, "not_ready", err.Error())
+			return
+		}
+		writeStatus(w, http.StatusOK, "ready", "")
+		return
+	}
 	e := a.eng.Load()
 	if e == nil {
 		writeStatus(w, http.StatusServiceUnavailable, "starting", "the data file is being opened")

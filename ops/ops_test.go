@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -199,4 +200,18 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// A cluster node's readiness (SetReadiness) decides /readyz: 503 with its reason, then 200.
+func TestClusterReadiness(t *testing.T) {
+	a := NewAdmin(NewMetrics(), nil)
+	var err error = errors.New("partition 3 has no owner yet")
+	a.SetReadiness(func() error { return err })
+	if w := serve(a, "GET", "/readyz", ""); w.Code != 503 || !strings.Contains(w.Body.String(), "partition 3") {
+		t.Fatalf("readyz without an owner: %d %s", w.Code, w.Body)
+	}
+	err = nil
+	if w := serve(a, "GET", "/readyz", ""); w.Code != 200 {
+		t.Fatalf("readyz with every partition owned: %d %s", w.Code, w.Body)
+	}
 }

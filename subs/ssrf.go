@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
 // CheckWebhookURL is the static SSRF check of a webhook URL at PUT (PROTOCOL §6.2, §12.8;
 // D10; design 5.6). No DNS is consulted: names are checked again at dial time. Accepted:
 // an absolute https URL with a host and no userinfo whose host is a public name or a public
-// IP literal; with allowLoopback (--webhook-allow-loopback) also http or https to
+// IP literal, and a port (if any) in 1..65535; with allowLoopback (--webhook-allow-loopback) also http or https to
 // "localhost", 127.0.0.0/8 or [::1]. Errors: ErrURLRejected wrapped with the reason (the
 // routes answer 400 WEBHOOK_URL_REJECTED with it).
 func CheckWebhookURL(raw string, allowLoopback bool) error {
@@ -31,6 +32,11 @@ func urlRejection(raw string, allowLoopback bool) string {
 	host := u.Hostname()
 	if host == "" {
 		return "the webhook URL needs a host"
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "the webhook URL's port must be a number from 1 to 65535"
+		}
 	}
 	dev := allowLoopback && isDevHost(host)
 	switch {
@@ -100,6 +106,9 @@ var deniedPrefixes = []struct {
 	{netip.MustParsePrefix("192.0.0.0/24"), "in 192.0.0.0/24 (IETF protocol assignments)"},
 	{netip.MustParsePrefix("198.18.0.0/15"), "in 198.18.0.0/15 (benchmarking)"},
 	{netip.MustParsePrefix("240.0.0.0/4"), "in 240.0.0.0/4 (reserved, broadcast)"},
+	{netip.MustParsePrefix("::/96"), "an IPv4-compatible IPv6 address (deprecated, ::/96)"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "in 64:ff9b:1::/48 (local-use NAT64)"},
+	{netip.MustParsePrefix("fec0::/10"), "a site-local address (deprecated, fec0::/10)"},
 }
 
 // IPv6 prefixes that embed an IPv4 address: NAT64 (the last 32 bits) and 6to4 (bits 16-48).

@@ -39,6 +39,14 @@ func TestCheckWebhookURL(t *testing.T) {
 		{"https://[64:ff9b::a00:1]/", false, false},    // NAT64 of 10.0.0.1
 		{"https://[2002:a00:1::]/", false, false},      // 6to4 of 10.0.0.1
 		{"https://[64:ff9b::5db8:d822]/", false, true}, // NAT64 of a public address
+		{"https://[::127.0.0.1]/", false, false},       // IPv4-compatible (deprecated) loopback
+		{"https://[::a00:1]/", false, false},           // IPv4-compatible 10.0.0.1
+		{"https://[64:ff9b:1::7f00:1]/", false, false}, // local-use NAT64 (RFC 8215)
+		{"https://[fec0::1]/", false, false},           // site-local (deprecated)
+		{"https://93.184.216.34:99999/x", false, false},
+		{"https://93.184.216.34:0/x", false, false},
+		{"https://hooks.example.com:http/x", false, false},
+		{"http://127.0.0.1:65536/x", true, false},
 		{"https://127.0.0.1/", false, false},
 		{"https://[::1]/", false, false},
 		{"https://localhost/", false, false},

@@ -2,7 +2,8 @@
 # Start a Durable Streams server on a free loopback port, run a command against it, stop it.
 # Usage: tools/with-server.sh KIND COMMAND [ARGS...]
 #   KIND: dsd (bin/dsd, temporary data dir) | node (Node reference, in memory) |
-#         node-durable (Node reference, LMDB data dir) |
+#         node-durable (Node reference, LMDB data dir) | dsd-nosync (bin/dsd --unsafe-no-sync) |
+#         ceiling (bin/dsbench ceiling-server: the bare net/http handler, issue 19) |
 #         caddy (the upstream Caddy server, $CADDY_BIN, file store in a temporary data dir,
 #         streams under /v1/stream/; build it from the upstream repository's
 #         packages/caddy-plugin with `go build ./cmd/caddy`)
@@ -10,7 +11,7 @@
 # DS_ADMIN_URL (its admin listener, on a free port). Exit status: the command's.
 # Env: PEER_DIR (.peers), DS_LONGPOLL_MS (500), DSD_FLAGS (extra dsd flags), CADDY_BIN, KEEP_DATA=1.
 set -euo pipefail
-KIND="${1:?usage: with-server.sh dsd|node|node-durable|caddy COMMAND...}"; shift
+KIND="${1:?usage: with-server.sh dsd|dsd-nosync|node|node-durable|ceiling|caddy COMMAND...}"; shift
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PEER_DIR="${PEER_DIR:-$ROOT/.peers}"
 LP_MS="${DS_LONGPOLL_MS:-500}"
@@ -26,11 +27,17 @@ cleanup() {
 }
 trap cleanup EXIT
 case "$KIND" in
-  dsd)
+  dsd|dsd-nosync)
     [ -x "$ROOT/bin/dsd" ] || { echo "with-server: bin/dsd missing (make build)" >&2; exit 2; }
+    nosync=""
+    [ "$KIND" = dsd-nosync ] && nosync=--unsafe-no-sync
     # shellcheck disable=SC2086
     "$ROOT/bin/dsd" --addr 127.0.0.1:0 --admin-addr 127.0.0.1:0 --data-dir "$WORK/data" --long-poll-timeout "${LP_MS}ms" \
-      ${DSD_FLAGS:-} >"$LOG" 2>&1 &
+      $nosync ${DSD_FLAGS:-} >"$LOG" 2>&1 &
+    SPID=$! ;;
+  ceiling)
+    [ -x "$ROOT/bin/dsbench" ] || { echo "with-server: bin/dsbench missing (make build)" >&2; exit 2; }
+    "$ROOT/bin/dsbench" ceiling-server --addr 127.0.0.1:0 >"$LOG" 2>&1 &
     SPID=$! ;;
   node|node-durable)
     [ -f "$PEER_DIR/node_modules/@durable-streams/server/package.json" ] ||
@@ -79,7 +86,7 @@ done
 [ -n "$URL" ] || { echo "with-server: $KIND did not report its address:" >&2; cat "$LOG" >&2; exit 2; }
 echo "with-server: $KIND at $URL (pid $SPID)" >&2
 ADMIN_URL=""
-if [ "$KIND" = dsd ]; then # logged right after the main address
+if [ "$KIND" = dsd ] || [ "$KIND" = dsd-nosync ]; then # logged right after the main address
   for _ in $(seq 1 50); do
     ADMIN_URL="$(grep -o 'admin listening on http://[0-9.:]*' "$LOG" | head -1 | sed 's/^admin listening on //')" || true
     [ -n "$ADMIN_URL" ] && break

@@ -20,6 +20,9 @@ type appendConfig struct {
 	Warmup   time.Duration // unmeasured run before the window
 	Producer bool          // idempotent producer headers, one producer per writer
 	JSON     bool          // application/json streams and bodies
+	// ServerPID is the server process on this machine whose CPU per request is reported
+	// (0 = none).
+	ServerPID int
 }
 
 func runAppend(args []string) error {
@@ -33,6 +36,7 @@ func runAppend(args []string) error {
 	fs.DurationVar(&c.Warmup, "warmup", time.Second, "unmeasured warm-up before the measured duration")
 	fs.BoolVar(&c.Producer, "producer", false, "idempotent producer headers (Producer-Id/Epoch/Seq): one producer per writer, epoch 0, seq +1 per append per stream")
 	fs.BoolVar(&c.JSON, "json", false, "application/json streams and bodies instead of text/plain")
+	fs.IntVar(&c.ServerPID, "server-pid", envInt("DS_SERVER_PID"), "server process on this machine whose CPU time per request is reported, from /proc/PID/stat (default $DS_SERVER_PID; 0 = none)")
 	fs.Usage = flagUsage(fs, "append", "Closed-loop single-message appends (POST {stream}); reports requests/s and latency.")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -58,7 +62,9 @@ func runAppend(args []string) error {
 	}
 	fmt.Printf("append: %s streams=%d conns=%d size=%dB producer=%v json=%v warmup=%v duration=%v\n",
 		t.StreamURL(t.StreamName(0)), c.Streams, c.Conns, c.Size, c.Producer, c.JSON, c.Warmup, c.Duration)
+	srv0, srvErr0 := serverCPU(c.ServerPID)
 	st := appendLoop(ctx, t, c, ctype)
+	srv1, srvErr1 := serverCPU(c.ServerPID)
 	r := NewResult("append", cm.Tags)
 	r.Set("streams", c.Streams)
 	r.Set("conns", c.Conns)
@@ -72,6 +78,11 @@ func runAppend(args []string) error {
 	r.SetLatency("", &st.Latency)
 	r.SetStatuses("", st.Statuses)
 	r.Set("client_cpu_us_per_req", cpuPerOp(st.CPU, st.AllOps))
+	if c.ServerPID > 0 && srvErr0 == nil && srvErr1 == nil {
+		// Over the whole loop, warm-up included, as the client's.
+		r.Set("server_cpu_us_per_req", cpuPerOp(srv1-srv0, st.AllOps))
+		fmt.Printf("server CPU: %.1f us/request\n", cpuPerOp(srv1-srv0, st.AllOps))
+	}
 	fmt.Printf("requests: %d in %.2fs = %.1f/s, %.2f MB/s acknowledged; statuses %s; client CPU %.1f us/request\n",
 		st.Ops, st.Elapsed.Seconds(), st.perSecond(st.Ops), st.perSecond(st.Bytes)/1e6, st.Statuses, cpuPerOp(st.CPU, st.AllOps))
 	printLatency(stdout, "latency", &st.Latency)

@@ -174,7 +174,7 @@ func serverCPU(pid int) (time.Duration, error) {
 	}
 	d, err := readProcCPU(pid)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "fanout: server CPU not reported: %v\n", err)
+		fmt.Fprintf(os.Stderr, "dsbench: server CPU not reported: %v\n", err)
 	}
 	return d, err
 }

@@ -29,16 +29,17 @@ type workload struct {
 
 // workloads lists every subcommand by name.
 var workloads = map[string]workload{
-	"append":     {"closed-loop single-message POST appends (optionally idempotent producers, JSON)", runAppend},
-	"batch":      {"append-batch (length-prefixed frames) against single POSTs in the same run", runBatch},
-	"fanout":     {"one paced writer, many SSE subscribers: publish-to-receive latency, loss, duplicates", runFanout},
-	"replay":     {"many clients reading whole pre-filled streams by catch-up or /bootstrap", runReplay},
-	"idle-sse":   {"hold many idle SSE subscribers and report the server's RSS per subscriber", runIdleSSE},
-	"stall-sse":  {"issue 20: stalled catch-up SSE readers; server RSS, socket queues, healthy readers' latency", runStallSSE},
-	"stall-body": {"issue 20: stalled half-sent request bodies; server RSS and the answers they get", runStallBody},
-	"fill":       {"create many streams holding a total size as fast as possible (start-up tests)", runFill},
-	"probe":      {"poll HEAD on a stream until it answers 200; report the time since a given instant", runProbe},
-	"report":     {"aggregate RESULT lines into the generated section of BENCHMARKS.md", runReport},
+	"ceiling-server": {"the bare net/http handler (read body, 204, one header): the ceiling dsd is measured against", runCeilingServer},
+	"append":         {"closed-loop single-message POST appends (optionally idempotent producers, JSON)", runAppend},
+	"batch":          {"append-batch (length-prefixed frames) against single POSTs in the same run", runBatch},
+	"fanout":         {"one paced writer, many SSE subscribers: publish-to-receive latency, loss, duplicates", runFanout},
+	"replay":         {"many clients reading whole pre-filled streams by catch-up or /bootstrap", runReplay},
+	"idle-sse":       {"hold many idle SSE subscribers and report the server's RSS per subscriber", runIdleSSE},
+	"stall-sse":      {"issue 20: stalled catch-up SSE readers; server RSS, socket queues, healthy readers' latency", runStallSSE},
+	"stall-body":     {"issue 20: stalled half-sent request bodies; server RSS and the answers they get", runStallBody},
+	"fill":           {"create many streams holding a total size as fast as possible (start-up tests)", runFill},
+	"probe":          {"poll HEAD on a stream until it answers 200; report the time since a given instant", runProbe},
+	"report":         {"aggregate RESULT lines into the generated section of BENCHMARKS.md", runReport},
 }
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -97,7 +98,7 @@ Workloads:
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-9s %s\n", n, workloads[n].summary)
+		fmt.Fprintf(os.Stderr, "  %-14s %s\n", n, workloads[n].summary)
 	}
 	fmt.Fprint(os.Stderr, `
 Each run ends with one line "RESULT workload=NAME key=value ..." (latencies in ms, rates per s).

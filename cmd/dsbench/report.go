@@ -111,7 +111,7 @@ func loadResults(r io.Reader, into *results) error {
 // orderedServers puts node-durable, node and dsd first, then any other kind.
 func (res *results) orderedServers() []string {
 	var out []string
-	for _, k := range []string{kindNodeDurable, kindNode, kindDSD} {
+	for _, k := range []string{kindNodeDurable, kindNode, kindDSD, kindNoSync, kindCeiling} {
 		if slices.Contains(res.servers, k) {
 			out = append(out, k)
 		}
@@ -179,6 +179,9 @@ func cell(c benchCase, a *serverAgg) string {
 		if got, ok := a.median("achieved_rate"); ok && got < 0.95*rate {
 			notes = append(notes, fmt.Sprintf("writer reached only %s of %s appends/s", fmtNum(got), fmtNum(rate)))
 		}
+	}
+	if srv, ok := a.median("server_cpu_us_per_req"); ok {
+		notes = append(notes, fmt.Sprintf("server CPU %s us/req", fmtNum(srv)))
 	}
 	if srv, ok := a.median("server_cpu_us_per_delivery"); ok {
 		cl, _ := a.median("client_cpu_us_per_delivery")
@@ -266,6 +269,34 @@ func metricLabel(key string) string {
 		return "time to first HEAD"
 	}
 	return key
+}
+
+// renderCeilingNote gives each append figure of dsd and dsd-nosync as a percentage of the
+// ceiling-server's in the same run, with the server CPU per request of each (issue 19).
+func renderCeilingNote(w io.Writer, res *results) {
+	var lines []string
+	for _, c := range benchCases {
+		aggs := res.byCase[c.Name]
+		ceil, ok := aggs[kindCeiling].median("rps")
+		if !ok || ceil == 0 {
+			continue
+		}
+		ccpu, _ := aggs[kindCeiling].median("server_cpu_us_per_req")
+		line := fmt.Sprintf("- %s: ceiling %s req/s (server CPU %s us/req)", c.Name, fmtNum(ceil), fmtNum(ccpu))
+		for _, k := range []string{kindDSD, kindNoSync} {
+			if pct, ok := ceilingShare(aggs, k); ok {
+				cpu, _ := aggs[k].median("server_cpu_us_per_req")
+				line += fmt.Sprintf("; %s %.0f %% (%s us/req = %.2fx the ceiling's)", k, pct, fmtNum(cpu), cpu/max(ccpu, 1e-9))
+			}
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n**Against the net/http ceiling** (`dsbench ceiling-server`: read the body, answer 204 with one header; "+
+		"same generator, same run; server CPU = utime+stime of the server process from /proc per request):\n\n%s\n",
+		strings.Join(lines, "\n"))
 }
 
 // renderWrkNote compares dsbench's and wrk's append-100 throughput and client CPU cost on
@@ -391,6 +422,7 @@ func renderSection(w io.Writer, res *results, machine []KV, settings, commands s
 		"collapses from stalling the run; the cell then says how many subscribers connected and what rate the "+
 		"writer reached. Fan-out appends are paced open-loop (up to 8 in flight), so events may land out of order; "+
 		"only loss and duplication count against a server.\n")
+	renderCeilingNote(w, res)
 	renderWrkNote(w, res)
 	if commands != "" {
 		fmt.Fprintf(w, "\nCommands (as run):\n\n```\n%s\n```\n", strings.TrimRight(commands, "\n"))

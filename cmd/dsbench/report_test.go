@@ -61,11 +61,12 @@ func TestReportMediansAndRatio(t *testing.T) {
 func TestReportTargetsJudgeDSD(t *testing.T) {
 	res := loadSample(t)
 	c, _ := caseByName("append-100")
-	if r := c.Check(res.byCase["append-100"]); !r.ok {
-		t.Fatalf("append-100: 10x and p99 22 ms should meet the target: %s", r.why)
+	if r := c.Check(res.byCase["append-100"]); r.ok || !strings.Contains(r.why, "no dsd or ceiling result") ||
+		!strings.Contains(r.why, "p99_ms 22 > 10") {
+		t.Fatalf("append-100 without a ceiling run and p99 22 ms: want a miss naming both, got %+v", r)
 	}
 	c, _ = caseByName("wrk-append-100")
-	if r := c.Check(res.byCase["wrk-append-100"]); r.ok || !strings.Contains(r.why, "9.00x < 10x") {
+	if r := c.Check(res.byCase["wrk-append-100"]); r.ok || !strings.Contains(r.why, "9.00x < 12x") {
 		t.Fatalf("wrk-append-100 at 9x: want a miss explaining the ratio, got %+v", r)
 	}
 	c, _ = caseByName("fanout-1000")
@@ -88,6 +89,42 @@ func TestReportTargetsJudgeDSD(t *testing.T) {
 	c, _ = caseByName("batch-100")
 	if r := c.Check(res.byCase["batch-100"]); !r.ok {
 		t.Fatal("batch 6.1x should meet >= 5x")
+	}
+}
+
+// ceilingAggs is append-100 with dsd at 12,000 req/s (p99 8 ms), Node durable 900, the
+// ceiling 20,000 and dsd-nosync at nosync req/s.
+func ceilingAggs(nosync string) map[string]*serverAgg {
+	one := func(kv ...string) *serverAgg {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return &serverAgg{runs: []map[string]string{m}}
+	}
+	return map[string]*serverAgg{
+		kindDSD:         one("rps", "12000", "p99_ms", "8", "server_cpu_us_per_req", "60"),
+		kindNodeDurable: one("rps", "900"),
+		kindCeiling:     one("rps", "20000", "server_cpu_us_per_req", "20"),
+		kindNoSync:      one("rps", nosync, "server_cpu_us_per_req", "40"),
+	}
+}
+
+func TestReportJudgesAgainstTheCeiling(t *testing.T) {
+	c, _ := caseByName("append-100")
+	if r := c.Check(ceilingAggs("15000")); !r.ok {
+		t.Fatalf("dsd 60 %%, no-sync 75 %% of the ceiling, 13x Node durable, p99 8 ms: %s", r.why)
+	}
+	if r := c.Check(ceilingAggs("13000")); r.ok || !strings.Contains(r.why, "dsd-nosync 65 % of the ceiling < 70 %") {
+		t.Fatalf("no-sync at 65 %% of the ceiling: want a miss naming it, got %+v", r)
+	}
+	res := &results{byCase: map[string]map[string]*serverAgg{"append-100": ceilingAggs("15000")}}
+	var b strings.Builder
+	renderCeilingNote(&b, res)
+	want := "- append-100: ceiling 20,000 req/s (server CPU 20.0 us/req); dsd 60 % (60.0 us/req = 3.00x the ceiling's); " +
+		"dsd-nosync 75 % (40.0 us/req = 2.00x the ceiling's)"
+	if !strings.Contains(b.String(), want) {
+		t.Fatalf("ceiling note lacks %q:\n%s", want, b.String())
 	}
 }
 

@@ -49,7 +49,7 @@ func TestAppendLoopProducerSeqsAreGaplessPerStream(t *testing.T) {
 		w.WriteHeader(200)
 	})
 	tg := testTarget(t, h, 4)
-	st := appendLoop(context.Background(), tg, appendConfig{Streams: 3, Conns: 4, Size: 50, Duration: 50 * time.Millisecond,
+	st := appendLoop(context.Background(), tg, appendConfig{Streams: 3, Conns: 4, Size: 50, Duration: 500 * time.Millisecond, // long enough for each conn to walk all 3 streams on a loaded machine
 		Producer: true, JSON: true}, "application/json")
 	if bad != 0 || st.Statuses.Errors() != 0 {
 		t.Fatalf("malformed requests %d, statuses %v", bad, st.Statuses)

@@ -62,6 +62,15 @@ func (a *adminServer) ready(eng *engine.Engine, log *slog.Logger) {
 	log.Info(fmt.Sprintf("dsd: admin listening on http://%s", a.ln.Addr()))
 }
 
+// readyCluster makes /readyz follow a cluster node's readiness and logs the admin address.
+func (a *adminServer) readyCluster(ready func() error, log *slog.Logger) {
+	if a == nil || ready == nil {
+		return
+	}
+	a.admin.SetReadiness(ready)
+	log.Info(fmt.Sprintf("dsd: admin listening on http://%s", a.ln.Addr()))
+}
+
 func (a *adminServer) close() {
 	if a != nil {
 		a.srv.Close()

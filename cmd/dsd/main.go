@@ -36,6 +36,7 @@ type options struct {
 	h2c                                   bool
 	webhooks, webhookLoopback             bool
 	publicURL                             string
+	cluster                               clusterOptions
 }
 
 const usageHead = `Usage: dsd [flags]
@@ -83,6 +84,7 @@ func parseFlags(args []string) (options, *flag.FlagSet, error) {
 	fs.BoolVar(&o.version, "version", false, "print the version and VCS revision, then exit")
 	fs.BoolVar(&o.unsafeNoSync, "unsafe-no-sync", false, "UNSAFE, tests only: skip fsync, so acknowledged data can be lost on a crash")
 	fs.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile to this file until shutdown (diagnostics)")
+	clusterFlags(fs, &o.cluster)
 	if err := fs.Parse(args); err != nil {
 		return o, fs, err
 	}
@@ -94,7 +96,30 @@ func parseFlags(args []string) (options, *flag.FlagSet, error) {
 	case o.h2c && o.tlsCert != "":
 		return o, fs, errors.New("--h2c is HTTP/2 on plain TCP; with --tls-cert, HTTP/2 is negotiated by TLS")
 	}
-	return o, fs, nil
+	return o, fs, checkBounds(o)
+}
+
+// checkBounds refuses sizes and durations that would make every request fail (a body
+// limit below 1 byte, a long-poll or SSE response that ends at once) or that mean
+// nothing (budgets below -1).
+func checkBounds(o options) error {
+	switch {
+	case o.maxBody < 1:
+		return fmt.Errorf("--max-body %d: want at least 1 (bytes)", o.maxBody)
+	case o.bodyBudget < -1 || o.bodyBudget == 0:
+		return fmt.Errorf("--body-budget %d: want bytes (at least 1) or -1 for no bound", o.bodyBudget)
+	case o.liveBudget < -1 || o.liveBudget == 0:
+		return fmt.Errorf("--live-buffer-budget %d: want bytes (at least 1) or -1 for no bound", o.liveBudget)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--long-poll-timeout", o.longPoll}, {"--sse-max-age", o.sseMaxAge}, {"--body-idle-timeout", o.bodyIdle}} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s %s: want a positive duration such as 10s", d.name, d.v)
+		}
+	}
+	return nil
 }
 
 func main() { os.Exit(dsdMain(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -47,7 +47,9 @@ func TestHelpOnStdout(t *testing.T) {
 // Bad usage is exit 2 with the reason on stderr, and nothing is served.
 func TestBadUsageExits2(t *testing.T) {
 	for _, args := range [][]string{{"serve"}, {"--addr", "127.0.0.1:0", "extra"}, {"--no-such-flag"},
-		{"--log-format", "xml"}, {"--log-level", "loud"}} {
+		{"--log-format", "xml"}, {"--log-level", "loud"},
+		{"--max-body", "-5"}, {"--max-body", "0"}, {"--body-budget", "-2"}, {"--live-buffer-budget", "-7"},
+		{"--body-idle-timeout", "-1s"}, {"--long-poll-timeout", "0s"}, {"--sse-max-age", "-1s"}} {
 		rc, out, errs := dsdRun(args...)
 		if rc != 2 || out != "" || !strings.Contains(errs, "dsd --help") {
 			t.Errorf("%q: rc %d, stdout %q, stderr %q", args, rc, out, errs)

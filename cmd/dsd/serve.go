@@ -52,42 +52,39 @@ func run(o options, log *slog.Logger) error {
 	defer adm.close()
 	var public publicRoutes // what the console reads, once built
 	adm.mountConsole(&public, tokens != nil)
-	eng, err := openEngine(o, adm.observer())
+	sv, err := openServed(o, adm.observer())
 	if err != nil {
 		return err
 	}
-	worker, err := startWorker(eng, o)
-	if err != nil {
-		eng.Close()
-		return err
-	}
-	h := httpd.New(httpd.EngineStore{Engine: eng}, httpd.Config{
+	h := httpd.New(sv.store, httpd.Config{
 		LongPollTimeout: o.longPoll, SSEMaxAge: o.sseMaxAge, CompatBucket: o.compatBucket,
 		MaxBody: o.maxBody, Tokens: tokens, CachePrivate: o.cachePrivate,
 		BodyBudget: o.bodyBudget, BodyIdleTimeout: o.bodyIdle, LiveBufferBudget: o.liveBudget,
-		Subscriptions: worker, Webhooks: o.webhooks, WebhookAllowLoopback: o.webhookLoopback,
+		Subscriptions: sv.subs, Webhooks: o.webhooks, WebhookAllowLoopback: o.webhookLoopback,
 		PublicURL: o.publicURL,
 	})
 	handler.Store(h)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	served := ops.Observe(h, requestLog(o, log), adm.metricsOrNil())
+	served := ops.Observe(sv.wrap(h), requestLog(o, log), adm.metricsOrNil())
 	public.set(h, served)
 	srv, ln, certs, err := listen(ctx, o, served, log)
 	if err != nil {
-		stopWorker(worker)
-		eng.Close()
+		sv.close()
 		return err
 	}
-	log.Info(fmt.Sprintf("dsd: listening on %s://%s", scheme(certs), ln.Addr()), "data", eng.Path(), "h2c", o.h2c)
-	adm.ready(eng, log)
+	log.Info(fmt.Sprintf("dsd: listening on %s://%s", scheme(certs), ln.Addr()), "data", sv.path, "h2c", o.h2c)
+	if sv.eng != nil {
+		adm.ready(sv.eng, log)
+	} else {
+		adm.readyCluster(sv.ready, log)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	rl := reloader{log: log, certs: certs, tokensFile: o.authFile, h: h}
 	if err := waitForStop(log, sig, errc, rl.reload); err != nil {
 		cancel()
-		stopWorker(worker)
-		eng.Close()
+		sv.close()
 		return err
 	}
 	cancel() // ends live reads
@@ -97,8 +94,7 @@ func run(o options, log *slog.Logger) error {
 	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, context.Canceled) {
 		log.Warn("dsd: shutdown", "err", err)
 	}
-	stopWorker(worker)
-	if err := eng.Close(); err != nil {
+	if err := sv.close(); err != nil {
 		return err
 	}
 	log.Info("dsd: stopped")

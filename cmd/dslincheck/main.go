@@ -49,6 +49,7 @@ type options struct {
 	clients, ops, streams, followers    int
 	seed                                uint64
 	timeout, checkTimeout, liveTimeout  time.Duration
+	liveRetry                           time.Duration
 	staleProxy                          bool
 	staleTTL                            time.Duration
 	expectViolation, exclusive, base    bool
@@ -79,6 +80,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.followers, "followers", 1, "live readers per stream and live mode (long-poll, SSE)")
 	fs.Uint64Var(&o.seed, "seed", 0, "workload seed (0: random; printed)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request timeout; a write that runs out has an unknown outcome")
+	fs.DurationVar(&o.liveRetry, "live-retry", 0, "live readers retry a failed request or a 502/503 after this pause, from the same offset (clusters under a nemesis); 0: a failure ends the reader")
 	fs.DurationVar(&o.checkTimeout, "check-timeout", time.Minute, "bound on the linearizability search; running out is a failure")
 	fs.DurationVar(&o.liveTimeout, "live-timeout", 30*time.Second, "how long live readers may take to reach EOF once every stream is closed")
 	fs.BoolVar(&o.staleProxy, "stale-proxy", false, "self-test: check through a proxy that serves stale catch-up reads (a violation is expected)")
@@ -194,6 +196,7 @@ func live(o options) (violated bool, err error) {
 	}
 	client := linearizability.NewHTTPClient(base, linearizability.Surface(o.surface), o.bucket)
 	client.Timeout, client.StreamPath, client.CompatBucket = o.timeout, o.streamPath, o.compat
+	client.LiveRetry = o.liveRetry
 	if len(o.baseURLs) > 1 {
 		client.Bases = o.baseURLs
 	}

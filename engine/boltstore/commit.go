@@ -128,6 +128,7 @@ func putMessages(tx *bolt.Tx, sid uint64, c *storage.Change) error {
 		return nil
 	}
 	data := tx.Bucket(bktData)
+	data.FillPercent = 0.95
 	for _, m := range c.Messages {
 		if err := data.Put(posKey(sid, m.Off), m.Val); err != nil {
 			return err

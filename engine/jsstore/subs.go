@@ -8,13 +8,16 @@ import (
 
 // ErrSubscriptionsUnsupported: this backend does not store subscription records yet
 // (storage.Change.Subs); dsd runs subscriptions on the bbolt backend only. A group that
-// carries any is refused whole, nothing applied.
+// writes any is refused whole, nothing applied; deletes (a nil Value, such as a bucket
+// delete's clean-up of its subscriptions) delete nothing here and pass.
 var ErrSubscriptionsUnsupported = errors.New("jsstore: subscription records are not supported by the JetStream backend yet")
 
 func subsUnsupported(group []storage.Change) error {
 	for i := range group {
-		if len(group[i].Subs) > 0 {
-			return ErrSubscriptionsUnsupported
+		for _, p := range group[i].Subs {
+			if p.Value != nil {
+				return ErrSubscriptionsUnsupported
+			}
 		}
 	}
 	return nil

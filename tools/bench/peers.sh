@@ -8,7 +8,10 @@
 # durable store slows down sharply once more than 100 streams have been written, so reusing a
 # server would measure the earlier cases' leftovers). Cases: tools/bench/peers-case.sh.
 # Env (defaults in brackets):
-#   BENCH_SERVERS ["node-durable node dsd"]  kinds of tools/with-server.sh, in round order
+#   BENCH_SERVERS ["node-durable node dsd dsd-nosync ceiling"]  kinds of tools/with-server.sh, in
+#     round order; dsd-nosync (the CPU cost alone) and ceiling (the bare net/http handler,
+#     dsbench ceiling-server) run only the append cases, the figures issue 19 divides by
+#     the ceiling's
 #   ROUNDS [3]  BENCH_DUR [8s]  (duration of each timed workload)
 #   BENCH_CASES ["append-100 wrk-append-100 append-1 wrk-append-1 fanout-1000 replay-500 batch-100"]
 #   FANOUT_SUBS [1000]  FANOUT_RATE [50]  REPLAY_CLIENTS [500]  REPLAY_BYTES [204800]
@@ -18,7 +21,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HERE="$ROOT/tools/bench"
 export BENCH_OUT="${BENCH_OUT:-$ROOT/.reports/bench}"
-read -r -a kinds <<<"${BENCH_SERVERS:-node-durable node dsd}"
+read -r -a kinds <<<"${BENCH_SERVERS:-node-durable node dsd dsd-nosync ceiling}"
 read -r -a cases <<<"${BENCH_CASES:-append-100 wrk-append-100 append-1 wrk-append-1 fanout-1000 replay-500 batch-100}"
 ROUNDS="${ROUNDS:-3}"; IDLE_SUBS="${IDLE_SUBS:-10000}"
 rm -rf "$BENCH_OUT"; mkdir -p "$BENCH_OUT"
@@ -26,7 +29,9 @@ start=$(date +%s)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # run KIND ROUND CASE: one case on a fresh server; a failure is logged and the run goes on.
+# The CPU-only kinds (dsd-nosync, ceiling) run only the append cases.
 run() {
+  case "$1:$3" in dsd-nosync:*append-*|ceiling:*append-*) ;; dsd-nosync:*|ceiling:*) return 0 ;; esac
   echo "== $(date +%T) round $2: $3 on $1" | tee -a "$BENCH_OUT/log.txt" >&2
   BENCH_KIND="$1" BENCH_ROUND="$2" "$ROOT/tools/with-server.sh" "$1" "$HERE/peers-case.sh" "$3" \
     >>"$BENCH_OUT/log.txt" 2>&1 || echo "   FAILED: see $BENCH_OUT/log.txt" | tee -a "$BENCH_OUT/log.txt" >&2

@@ -5,7 +5,8 @@
 # Creates N text/plain streams (flat surface, or {base}/{BUCKET}/ with BUCKET set and the
 # bucket created), then runs wrk -t T -c C -d D with wrk-append.lua.
 # Prints wrk's own summary to stderr and one dsbench-style RESULT line (BENCH_TAGS added, and
-# client_cpu_us_per_req = wrk's user+sys CPU per request) to stdout.
+# client_cpu_us_per_req = wrk's user+sys CPU per request; server_cpu_us_per_req from
+# /proc/$DS_SERVER_PID/stat when DS_SERVER_PID is set) to stdout.
 # Env: BUCKET (""), BENCH_TAGS ("key=value ..."). Installs wrk with apt-get when missing and root.
 set -euo pipefail
 BASE="${DS_BASE_URL:?DS_BASE_URL is required}"
@@ -32,15 +33,24 @@ for i in $(seq 0 $((N - 1))); do
   code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'Content-Type: text/plain' "$BASE$PREFIX-$i")
   case "$code" in 200|201) ;; *) echo "wrk-append: create $PREFIX-$i: HTTP $code" >&2; exit 1 ;; esac
 done
+# srvticks: the server's utime+stime in USER_HZ (100/s) ticks; fields counted after the ')'
+# that ends the command name.
+srvticks() { [ -n "${DS_SERVER_PID:-}" ] && awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$DS_SERVER_PID/stat"; }
+srv0=$(srvticks || true)
 # bash's `time` reports wrk's own CPU (user + sys), to compare the clients' costs.
 TIMEFORMAT='WRKCPU %U %S'
 out=$( { time WRK_PREFIX="$PREFIX" WRK_STREAMS="$N" WRK_SIZE="$SIZE" \
   wrk -t"$THREADS" -c"$CONNS" -d"$DUR" --latency -s "$HERE/wrk-append.lua" "$BASE/" 2>&1; } 2>&1)
 echo "$out" | grep -v '^RESULT\|^WRKCPU' >&2
 line=$(echo "$out" | grep '^RESULT') || { echo "wrk-append: no RESULT line from wrk" >&2; exit 1; }
+srv1=$(srvticks || true)
 cpu=$(echo "$out" | awk '/^WRKCPU/ {print $2 + $3}')
 reqs=$(echo "$line" | sed 's/.* reqs=\([0-9]*\).*/\1/')
 per=$(awk -v c="$cpu" -v n="$reqs" 'BEGIN { if (n > 0) printf "%.3f", c * 1e6 / n; else print 0 }')
+srvper=""
+if [ -n "$srv0" ] && [ -n "$srv1" ] && [ "$reqs" -gt 0 ]; then
+  srvper=" server_cpu_us_per_req=$(awk -v a="$srv0" -v b="$srv1" -v n="$reqs" 'BEGIN { printf "%.3f", (b - a) * 1e4 / n }')"
+fi
 # Tags go right after workload= as dsbench puts them.
-echo "$line client_cpu_us_per_req=$per" |
+echo "$line client_cpu_us_per_req=$per$srvper" |
   sed "s/^RESULT workload=wrk-append/RESULT workload=wrk-append ${BENCH_TAGS:-} conns=$CONNS threads=$THREADS/; s/  */ /g"

@@ -463,6 +463,11 @@ func testKV(t *testing.T, h Harness) {
 		if m, err := b.Stream("bk/s"); err != nil || m != nil {
 			t.Fatalf("a refused group applied its stream: %+v %v", m, err)
 		}
+		// Deletes of subscription records (a bucket delete cleans them up) delete nothing.
+		del := storage.KVPut{Space: storage.SpaceSubs, Key: []byte("b\x00"), Prefix: true}
+		if errs := b.Commit([]storage.Change{{Subs: []storage.KVPut{del}}}); errs[0] != nil {
+			t.Fatalf("a group deleting subscription records was refused: %v", errs[0])
+		}
 		return
 	}
 	commit(t, b, storage.Change{Subs: []storage.KVPut{put(storage.SpaceSubs, "b\x00s2", "2"),
