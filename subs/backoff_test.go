@@ -3,6 +3,8 @@ package subs
 import (
 	"testing"
 	"time"
+
+	"github.com/dsd-project/dsd/model"
 )
 
 func TestBackoffBounds(t *testing.T) {
@@ -45,8 +47,8 @@ func TestMatchGlob(t *testing.T) {
 		{"events/foo*", "events/foobar", false},
 	}
 	for _, c := range cases {
-		if got := matchGlob(c.pat, c.path); got != c.ok {
-			t.Errorf("matchGlob(%q, %q) = %v", c.pat, c.path, got)
+		if got := model.MatchGlob(c.pat, c.path); got != c.ok {
+			t.Errorf("model.MatchGlob(%q, %q) = %v", c.pat, c.path, got)
 		}
 	}
 }

@@ -128,7 +128,7 @@ func (f *fakeStore) Links(_ context.Context, k Key) ([]Link, error) {
 	}
 	types := map[string]string{}
 	for p := range f.tails[k.Bucket] {
-		if s.Pattern != "" && matchGlob(s.Pattern, p) {
+		if s.Pattern != "" && model.MatchGlob(s.Pattern, p) {
 			types[p] = LinkGlob
 		}
 	}

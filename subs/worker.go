@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/dsd-project/dsd/model"
 )
 
 // Defaults of Options.
@@ -58,10 +60,10 @@ type sub struct {
 	mu         sync.Mutex
 	s          Subscription
 	loaded     bool
-	leaseUntil time.Time // the running lease in memory (heartbeats extend it); zero: none
-	inFlight   bool      // a webhook attempt is running
-	delivered  string    // wake id whose webhook got a 2xx: no further attempt for it
-	glob       []string  // compiled s.Pattern (set with s, under w.mu)
+	leaseUntil time.Time  // the running lease in memory (heartbeats extend it); zero: none
+	inFlight   bool       // a webhook attempt is running
+	delivered  string     // wake id whose webhook got a 2xx: no further attempt for it
+	glob       model.Glob // compiled s.Pattern (set with s, under w.mu)
 }
 
 // New returns a worker for opts; Start begins delivery. Errors: a nil Store.
@@ -171,7 +173,7 @@ func (w *Worker) StreamChanged(bucket, path string) {
 	if len(bs) == 0 {
 		return
 	}
-	segs := splitPath(path)
+	segs := model.SplitPath(path)
 	for _, m := range bs {
 		if routes(m, path, segs) {
 			w.sched.at(m.s.Key, now)
@@ -182,7 +184,7 @@ func (w *Worker) StreamChanged(bucket, path string) {
 // routes reports whether path (split into segs) may be linked to m: its pattern matches or
 // it is listed. It reads the config without m.mu: config fields change only under w.mu.
 func routes(m *sub, path string, segs []string) bool {
-	if m.glob != nil && matchSegs(m.glob, segs) {
+	if m.glob != nil && m.glob.Match(segs) {
 		return true
 	}
 	for _, p := range m.s.Streams {
@@ -248,7 +250,7 @@ func (w *Worker) mirror(k Key) *sub {
 // put indexes m (w.mu held).
 func (w *Worker) put(m *sub) {
 	k := m.s.Key
-	m.glob = compileGlob(m.s.Pattern)
+	m.glob = model.CompileGlob(m.s.Pattern)
 	if w.subs[k.Bucket] == nil {
 		w.subs[k.Bucket] = map[string]*sub{}
 	}
@@ -290,7 +292,7 @@ func (w *Worker) refresh(ctx context.Context, m *sub) error {
 		}
 	}
 	w.mu.Lock()
-	m.s, m.glob = s, compileGlob(s.Pattern)
+	m.s, m.glob = s, model.CompileGlob(s.Pattern)
 	w.mu.Unlock()
 	m.loaded = true
 	return nil
