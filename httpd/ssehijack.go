@@ -88,4 +88,3 @@ func putChunkBuf(b *bytes.Buffer) {
 		chunkPool.Put(b)
 	}
 }
-
