@@ -1,0 +1,432 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The targets table of `dsbench report`: issue 19's targets, each judged on the medians over
+// this run's rounds. Rows read the peers cases (cases.go) and two kinds of figures that are
+// not servers: Go benchmarks run in the same run (tools/bench/gobench.sh: the write(2) floor,
+// record reads, tagged server=dsd case=NAME/SUB) and, for target 7, the figures BENCHMARKS.md
+// carried before the issue's work (tools/bench/baseline.txt, given with --baseline).
+
+// targetRow is one row: the issue's target number ("-" for a reference figure), the target
+// as the issue states it, the workload it is judged on, and the judgement.
+type targetRow struct {
+	Num      string
+	Goal     string
+	Workload string
+	Judge    func(j *judge) verdict
+}
+
+// Case names the target rows read besides the peers cases.
+const (
+	floorCase        = "write-floor/conns=1000" // httpd BenchmarkLoopbackWriteFloor, 1,000 sockets
+	recordReadPrefix = "record-reads/"          // engine BenchmarkRecordRead's sub-benchmarks
+)
+
+// regressionTolerance is how much worse than its baseline a figure may be and still count as
+// no regression (target 7): run-to-run noise of a quiet machine.
+const regressionTolerance = 0.10
+
+// targetRows lists the table in order. Target 6 (1,000,000 streams) is the many-1m case's
+// Check (branch many), rendered here by caseTarget once that case exists.
+var targetRows = []targetRow{
+	{"-", "the ceiling: `dsbench ceiling-server` (read the body, answer 204 with one header)", "append-100",
+		onGenerators("append-100", ceilingFigure)},
+	{"-", "the ceiling", "append-1", onGenerators("append-1", ceilingFigure)},
+	{"1", ">= 50 % of the ceiling", "durable appends, 100 streams, 50 connections, 100 B",
+		onGenerators("append-100", shareOfCeiling(kindDSD, 50))},
+	{"1", ">= 12x the Node reference durable", "the same", onGenerators("append-100", timesNodeDurable(12))},
+	{"1", "p99 <= 10 ms", "the same", onGenerators("append-100", p99AtMost(10))},
+	{"1", ">= 40 % of the ceiling", "durable appends, 1 stream", onGenerators("append-1", shareOfCeiling(kindDSD, 40))},
+	{"2", "`--unsafe-no-sync` >= 70 % of the ceiling", "appends, 100 streams", onGenerators("append-100", shareOfCeiling(kindNoSync, 70))},
+	{"2", "`--unsafe-no-sync` >= 70 % of the ceiling", "appends, 1 stream", onGenerators("append-1", shareOfCeiling(kindNoSync, 70))},
+	{"3", "0 lost (every subscriber connected, writer at 50 events/s)", "SSE fan-out, 1,000 subscribers, 100 B",
+		fanoutComplete("fanout-1000", 1000)},
+	{"3", "server CPU per delivery <= 1.5x the write(2) floor", "the same", deliveryVsFloor("fanout-1000", 1.5)},
+	{"3", "p99 <= 10 ms at 500 subscribers", "SSE fan-out, 500 subscribers", fanoutP99("fanout-500", 500, 10)},
+	{"3", "p99 at 1,000 <= 1/5 of the Node reference's", "SSE fan-out, 1,000 subscribers",
+		versusNode("fanout-1000", metric{"p99_ms", "ms p99", 1, true, "", ""}, 0.2)},
+	{"4", "<= 1 KiB of dsd RSS per subscriber", "10,000 idle SSE subscribers", idleRSS("idle-sse-10000", 10000, 1)},
+	{"5", "aggregate MB/s >= 3x the Node reference's", "catch-up replay, 500 clients x 200 KiB",
+		versusNode("replay-500", metric{"mb_per_s", "MB/s", 1, false, "server_cpu_us_per_mb", "us/MB"}, 3)},
+	{"6", "1,000,000 streams: start-up within 1 s, <= 1 KiB RSS per stream, appends over 100,000 streams >= 80 % of the 100-stream figure, listing cost flat",
+		"many streams (case many-1m)", caseTarget("many-1m")},
+	{"7", "append-batch records/s: no regression", "batch-100",
+		noRegression("batch-100", metric{"records_per_s", "records/s", 1, false, "server_cpu_us_per_record", "us/record"})},
+	{"7", "bootstrap: no regression", "replay-bootstrap-500 (p99 per client)",
+		noRegression("replay-bootstrap-500", metric{"p99_ms", "ms", 1, true, "server_cpu_us_per_mb", "us/MB"})},
+	{"7", "start-up: no regression", "startup (10,000 streams, 1 GiB)", noRegression("startup", metric{"ready_ms", "ms", 1, true, "", ""})},
+	{"7", "record reads: no regression", "engine BenchmarkRecordRead, 1,000,000 records", recordReads},
+}
+
+// metric is the figure a row compares: its RESULT key, how it is shown (value x scale, in
+// unit), its direction, and the server CPU key shown beside it ("" = none).
+type metric struct {
+	key, unit       string
+	scale           float64
+	lower           bool
+	cpuKey, cpuUnit string
+}
+
+// judge is what the rows read: this run's results, the baseline's (target 7) and the CPU
+// model of this run's machine (a baseline taken on another one is flagged).
+type judge struct {
+	res, base *results
+	cpu       string
+}
+
+// agg returns kind's aggregate for a case of this run (nil when it did not run).
+func (j *judge) agg(c, kind string) *serverAgg { return j.res.byCase[c][kind] }
+
+// verdictState is how a row came out.
+type verdictState int
+
+const (
+	stateReference  verdictState = iota // a figure other rows are judged against
+	stateMet                            // the target is met
+	stateMissed                         // measured, and the target is not met
+	stateUnmeasured                     // a figure the judgement needs is missing
+)
+
+// verdict is a row's outcome: the figures (with the server CPU per operation beside each
+// throughput) and, when missed or unmeasured, why: each figure against its target, or what
+// is missing.
+type verdict struct {
+	measured string
+	state    verdictState
+	why      string
+}
+
+// judged is a verdict on a measured figure.
+func judged(ok bool, measured, why string) verdict {
+	if ok {
+		return verdict{measured: measured, state: stateMet}
+	}
+	return verdict{measured: measured, state: stateMissed, why: why}
+}
+
+// notMeasured is the verdict of a row whose figure is missing.
+func notMeasured(why string) verdict {
+	return verdict{measured: "not measured", state: stateUnmeasured, why: why}
+}
+
+// metCell renders the Met column: yes, or **no** with the figure and the target.
+func (v verdict) metCell() string {
+	switch v.state {
+	case stateMet:
+		return "yes"
+	case stateMissed:
+		return "**no**: " + v.why
+	case stateUnmeasured:
+		return "**no**: not measured (" + v.why + ")"
+	}
+	return "-"
+}
+
+// combine joins labelled parts of one row (two generators, several sub-benchmarks): missed
+// when any part is, met when the others are met or missing, unmeasured when all are missing.
+func combine(labels []string, parts []verdict) verdict {
+	var measured, missed, missing []string
+	state := stateUnmeasured
+	for i, p := range parts {
+		measured = append(measured, labels[i]+": "+p.measured)
+		switch p.state {
+		case stateMissed:
+			missed = append(missed, labels[i]+" "+p.why)
+			state = stateMissed
+		case stateUnmeasured:
+			missing = append(missing, labels[i]+": "+p.why)
+		case stateMet, stateReference:
+			if state == stateUnmeasured {
+				state = p.state
+			}
+		}
+	}
+	v := verdict{measured: strings.Join(measured, "; "), state: state}
+	switch state {
+	case stateMissed:
+		v.why = strings.Join(missed, "; ")
+	case stateUnmeasured:
+		v.measured, v.why = "not measured", strings.Join(missing, "; ")
+		if same := parts[0].why; !slices.ContainsFunc(parts, func(p verdict) bool { return p.why != same }) {
+			v.why = same
+		}
+	}
+	return v
+}
+
+// onGenerators judges a condition on the dsbench case and on its wrk twin ("wrk-" + c).
+func onGenerators(c string, one func(j *judge, c string) verdict) func(*judge) verdict {
+	return func(j *judge) verdict {
+		return combine([]string{"dsbench", "wrk"}, []verdict{one(j, c), one(j, "wrk-"+c)})
+	}
+}
+
+// withCPU renders a median with the server CPU per operation beside it.
+func withCPU(a *serverAgg, v float64, unit, cpuKey, cpuUnit string) string {
+	s := fmtNum(v) + " " + unit
+	if cpuKey == "" {
+		return s
+	}
+	if cpu, ok := a.median(cpuKey); ok {
+		return s + " (server CPU " + fmtNum(cpu) + " " + cpuUnit + ")"
+	}
+	return s + " (server CPU not reported)"
+}
+
+// rpsText renders a case's req/s with its server CPU per request.
+func rpsText(a *serverAgg) string {
+	v, _ := a.median("rps")
+	return withCPU(a, v, "req/s", "server_cpu_us_per_req", "us/req")
+}
+
+// ceilingFigure is the ceiling's own req/s and server CPU per request: a reference row.
+func ceilingFigure(j *judge, c string) verdict {
+	a := j.agg(c, kindCeiling)
+	if _, ok := a.median("rps"); !ok {
+		return notMeasured("no ceiling result")
+	}
+	return verdict{measured: rpsText(a), state: stateReference}
+}
+
+// shareOfCeiling checks kind's req/s >= pct % of the ceiling's in the same case.
+func shareOfCeiling(kind string, pct float64) func(j *judge, c string) verdict {
+	return func(j *judge, c string) verdict {
+		a, ce := j.agg(c, kind), j.agg(c, kindCeiling)
+		v, ok := a.median("rps")
+		if !ok {
+			return notMeasured("no " + kind + " result")
+		}
+		cv, ok := ce.median("rps")
+		if !ok || cv == 0 {
+			return notMeasured("no ceiling result")
+		}
+		share := 100 * v / cv
+		measured := fmt.Sprintf("%s = %.1f %% of the ceiling's %s req/s", rpsText(a), share, fmtNum(cv))
+		cpu, ok1 := a.median("server_cpu_us_per_req")
+		ccpu, ok2 := ce.median("server_cpu_us_per_req")
+		if ok1 && ok2 && ccpu > 0 {
+			measured += fmt.Sprintf("; CPU per request %.2fx the ceiling's", cpu/ccpu)
+		}
+		return judged(share >= pct, measured, fmt.Sprintf("%.1f %% (target >= %g %%)", share, pct))
+	}
+}
+
+// timesNodeDurable checks dsd's req/s >= want times Node durable's in the same case.
+func timesNodeDurable(want float64) func(j *judge, c string) verdict {
+	return func(j *judge, c string) verdict {
+		d, n := j.agg(c, kindDSD), j.agg(c, kindNodeDurable)
+		dv, ok := d.median("rps")
+		if !ok {
+			return notMeasured("no dsd result")
+		}
+		nv, ok := n.median("rps")
+		if !ok || nv == 0 {
+			return notMeasured("no node-durable result")
+		}
+		r := dv / nv
+		return judged(r >= want, fmt.Sprintf("dsd %s vs node-durable %s = %.2fx", rpsText(d), rpsText(n), r),
+			fmt.Sprintf("%.2fx (target >= %gx)", r, want))
+	}
+}
+
+// p99AtMost checks dsd's p99 latency <= limit ms.
+func p99AtMost(limit float64) func(j *judge, c string) verdict {
+	return func(j *judge, c string) verdict {
+		a := j.agg(c, kindDSD)
+		v, ok := a.median("p99_ms")
+		if !ok {
+			return notMeasured("no dsd p99")
+		}
+		p50, _ := a.median("p50_ms")
+		return judged(v <= limit, fmt.Sprintf("p99 %s ms (p50 %s ms)", fmtNum(v), fmtNum(p50)),
+			fmt.Sprintf("p99 %s ms (target <= %g ms)", fmtNum(v), limit))
+	}
+}
+
+// subscriberMisses lists how a subscriber workload fell short of its shape: fewer
+// subscribers asked for than the target's, or fewer connected than asked for (in any round).
+func subscriberMisses(a *serverAgg, want float64) []string {
+	var out []string
+	subs, _ := a.extreme("subscribers", false)
+	if subs < want {
+		out = append(out, fmt.Sprintf("run with %s subscribers (target %s)", fmtInt(subs), fmtInt(want)))
+	}
+	if conn, ok := a.extreme("connected", true); ok && conn < subs {
+		out = append(out, fmt.Sprintf("only %s of %s subscribers connected (target: all)", fmtInt(conn), fmtInt(subs)))
+	}
+	return out
+}
+
+// ran reports whether a has at least one measured run.
+func ran(a *serverAgg) bool { return a != nil && len(a.runs) > 0 }
+
+// fanoutComplete checks that no event was lost or duplicated in any round, with every one
+// of the target's subscribers connected and the writer at its rate.
+func fanoutComplete(c string, subs float64) func(*judge) verdict {
+	return func(j *judge) verdict {
+		a := j.agg(c, kindDSD)
+		if !ran(a) {
+			return notMeasured("no dsd result")
+		}
+		conn, _ := a.extreme("connected", true)
+		asked, _ := a.extreme("subscribers", false)
+		got, _ := a.extreme("achieved_rate", true)
+		rate, _ := a.extreme("rate", false)
+		lost, dups := a.sum("lost"), a.sum("dups")
+		measured := fmt.Sprintf("%s of %s subscribers connected, %s events delivered, %s lost, %s duplicated, "+
+			"writer at %s of %s events/s (worst of %d rounds)", fmtInt(conn), fmtInt(asked), fmtInt(a.sum("delivered")),
+			fmtInt(lost), fmtInt(dups), fmtNum(got), fmtNum(rate), len(a.runs))
+		misses := subscriberMisses(a, subs)
+		if lost > 0 || dups > 0 {
+			misses = append(misses, fmt.Sprintf("%s lost, %s duplicated (target 0)", fmtInt(lost), fmtInt(dups)))
+		}
+		if got < 0.95*rate {
+			misses = append(misses, fmt.Sprintf("writer reached %s of %s events/s", fmtNum(got), fmtNum(rate)))
+		}
+		return judged(len(misses) == 0, measured, strings.Join(misses, "; "))
+	}
+}
+
+// deliveryVsFloor checks dsd's server CPU per SSE delivery <= want times the write(2) floor
+// measured in the same run (write-cpu-ns/op of BenchmarkLoopbackWriteFloor/conns=1000).
+func deliveryVsFloor(c string, want float64) func(*judge) verdict {
+	return func(j *judge) verdict {
+		a := j.agg(c, kindDSD)
+		srv, ok := a.median("server_cpu_us_per_delivery")
+		if !ok {
+			return notMeasured("no dsd server CPU per delivery")
+		}
+		floorNs, ok := j.agg(floorCase, kindDSD).median("write_cpu_ns_per_op")
+		if !ok || floorNs == 0 {
+			return notMeasured("no write(2) floor in this run: case write-floor")
+		}
+		floor := floorNs / 1000
+		cl, _ := a.median("client_cpu_us_per_delivery")
+		r := srv / floor
+		return judged(r <= want, fmt.Sprintf("server CPU %s us per delivery (client %s us); write(2) floor %s us "+
+			"(LoopbackWriteFloor/conns=1000: the writing thread's CPU per event written to one of 1,000 loopback sockets) = %.2fx",
+			fmtNum(srv), fmtNum(cl), fmtNum(floor), r), fmt.Sprintf("%.2fx the floor (target <= %gx)", r, want))
+	}
+}
+
+// fanoutP99 checks dsd's publish-to-receive p99 <= limit ms with every subscriber connected.
+func fanoutP99(c string, subs, limit float64) func(*judge) verdict {
+	return func(j *judge) verdict {
+		a := j.agg(c, kindDSD)
+		v, ok := a.median("p99_ms")
+		if !ok {
+			return notMeasured("no dsd p99")
+		}
+		p50, _ := a.median("p50_ms")
+		srv, _ := a.median("server_cpu_us_per_delivery")
+		measured := fmt.Sprintf("p99 %s ms (p50 %s ms), server CPU %s us per delivery, %s lost", fmtNum(v), fmtNum(p50),
+			fmtNum(srv), fmtInt(a.sum("lost")))
+		misses := subscriberMisses(a, subs)
+		if v > limit {
+			misses = append(misses, fmt.Sprintf("p99 %s ms (target <= %g ms)", fmtNum(v), limit))
+		}
+		return judged(len(misses) == 0, measured, strings.Join(misses, "; "))
+	}
+}
+
+// bestNode returns the better median of key over the Node reference's two kinds (durable
+// and in memory): the stricter comparison. found lists each kind's figure; silent lists the
+// kinds that ran but produced no figure (a fan-out that delivered nothing).
+func bestNode(j *judge, c string, m metric) (best float64, kind string, found, silent []string) {
+	for _, k := range []string{kindNodeDurable, kindNode} {
+		a := j.agg(c, k)
+		v, ok := a.median(m.key)
+		switch {
+		case ok:
+			found = append(found, k+" "+withCPU(a, v, m.unit, m.cpuKey, m.cpuUnit))
+			if kind == "" || (m.lower && v < best) || (!m.lower && v > best) {
+				best, kind = v, k
+			}
+		case ran(a):
+			silent = append(silent, k)
+		}
+	}
+	return best, kind, found, silent
+}
+
+// versusNode checks dsd's median of m.key against the better Node kind's: <= want times it
+// for a lower-is-better key, >= want times it otherwise. A Node kind that ran and produced no
+// figure (delivered nothing) counts as worse than any dsd figure.
+func versusNode(c string, m metric, want float64) func(*judge) verdict {
+	return func(j *judge) verdict {
+		d := j.agg(c, kindDSD)
+		dv, ok := d.median(m.key)
+		if !ok {
+			return notMeasured("no dsd result")
+		}
+		best, kind, found, silent := bestNode(j, c, m)
+		measured := "dsd " + withCPU(d, dv, m.unit, m.cpuKey, m.cpuUnit)
+		if len(found) > 0 {
+			measured += " vs " + strings.Join(found, ", ")
+		}
+		var r float64
+		if kind != "" && best != 0 {
+			r = dv / best
+			measured += fmt.Sprintf(" = %.3gx %s's", r, kind)
+		}
+		if len(silent) > 0 {
+			measured += "; " + strings.Join(silent, ", ") + ": no figure in any round (counts as worse than any dsd figure)"
+		}
+		switch {
+		case kind == "" && len(silent) > 0:
+			return judged(true, measured, "")
+		case kind == "" || best == 0:
+			return notMeasured("no Node result")
+		}
+		ok = r >= want
+		if m.lower {
+			ok = r <= want
+		}
+		op := map[bool]string{true: "<=", false: ">="}[m.lower]
+		return judged(ok, measured, fmt.Sprintf("%.3gx %s's (target %s %gx)", r, kind, op, want))
+	}
+}
+
+// idleRSS checks dsd's RSS growth per idle SSE subscriber <= limit KiB with the target's
+// number of subscribers all connected.
+func idleRSS(c string, subs, limit float64) func(*judge) verdict {
+	return func(j *judge) verdict {
+		a := j.agg(c, kindDSD)
+		v, ok := a.median("per_sub_kib")
+		if !ok {
+			return notMeasured("no dsd result")
+		}
+		conn, _ := a.extreme("connected", true)
+		asked, _ := a.extreme("subscribers", false)
+		before, _ := a.median("rss_before_kib")
+		after, _ := a.median("rss_after_kib")
+		measured := fmt.Sprintf("%s of %s subscribers connected; %s KiB RSS each (%s -> %s MiB)", fmtInt(conn),
+			fmtInt(asked), fmtNum(v), fmtNum(before/1024), fmtNum(after/1024))
+		misses := subscriberMisses(a, subs)
+		if v > limit {
+			misses = append(misses, fmt.Sprintf("%s KiB each (target <= %g KiB)", fmtNum(v), limit))
+		}
+		return judged(len(misses) == 0, measured, strings.Join(misses, "; "))
+	}
+}
+
+// caseTarget judges a target with the named case's own Check (target 6: the many-1m case).
+func caseTarget(name string) func(*judge) verdict {
+	return func(j *judge) verdict {
+		c, ok := caseByName(name)
+		if !ok || c.Check == nil {
+			return notMeasured("no " + name + " case in this dsbench")
+		}
+		d := j.agg(name, kindDSD)
+		if !ran(d) {
+			return notMeasured("no dsd result for " + name)
+		}
+		r := c.Check(j.res.byCase[name])
+		return judged(r.ok, cell(c, d), r.why+" (target: "+c.Target+")")
+	}
+}
