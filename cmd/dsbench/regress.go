@@ -11,13 +11,15 @@ import (
 // where it comes from; a figure worse than its baseline by more than regressionTolerance is
 // a regression.
 
-// regressionPart compares this run's dsd median for case c with the baseline's.
+// regressionPart compares this run's dsd median for case c with the baseline's, when the
+// run has the baseline's shape (the keys its shape= lists, e.g. streams=10000 total=1GiB).
 func regressionPart(j *judge, c string, m metric) verdict {
 	v, ok := j.agg(c, kindDSD).median(m.key)
 	if !ok {
 		return notMeasured("no dsd result in this run")
 	}
-	b, ok := j.base.byCase[c][kindDSD].median(m.key)
+	base := j.base.byCase[c][kindDSD]
+	b, ok := base.median(m.key)
 	if !ok || b == 0 {
 		return notMeasured("no baseline figure for " + c)
 	}
@@ -28,8 +30,22 @@ func regressionPart(j *judge, c string, m metric) verdict {
 	}
 	measured := fmt.Sprintf("%s vs %s %s = %.2fx", withCPU(j.agg(c, kindDSD), v*m.scale, m.unit, m.cpuKey, m.cpuUnit),
 		fmtNum(b*m.scale), m.unit, r)
+	if got, stated := shapeMiss(j.agg(c, kindDSD), baselineShape(base)); got != "" {
+		return verdict{measured: measured, state: stateUnmeasured, why: "run with " + got + "; the baseline has " + stated}
+	}
 	return judged(ok, measured, fmt.Sprintf("%.2fx the baseline's %s %s (target: within %.0f %%)", r, fmtNum(b*m.scale),
 		m.unit, 100*regressionTolerance))
+}
+
+// baselineShape returns the keys (and values) a baseline's shape= names.
+func baselineShape(b *serverAgg) []KV {
+	var out []KV
+	if ran(b) {
+		for _, k := range strings.FieldsFunc(b.runs[0]["shape"], func(r rune) bool { return r == ',' }) {
+			out = append(out, KV{k, b.runs[0][k]})
+		}
+	}
+	return out
 }
 
 // baselineSource says where case c's baseline comes from, and flags a baseline taken on
@@ -51,7 +67,7 @@ func baselineSource(j *judge, c string) string {
 func noRegression(c string, m metric) func(*judge) verdict {
 	return func(j *judge) verdict {
 		v := regressionPart(j, c, m)
-		if v.state != stateUnmeasured {
+		if v.measured != "not measured" {
 			v.measured += baselineSource(j, c)
 		}
 		return v
@@ -75,7 +91,7 @@ func recordReads(j *judge) verdict {
 		return notMeasured("no record-read baseline")
 	}
 	v := combine(labels, parts)
-	if v.state != stateUnmeasured {
+	if v.measured != "not measured" {
 		v.measured += baselineSource(j, cases[0])
 	}
 	return v

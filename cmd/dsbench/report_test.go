@@ -21,7 +21,7 @@ RESULT workload=fanout server=node-durable round=1 case=fanout-1000 subscribers=
 RESULT workload=fanout server=dsd round=1 case=fanout-1000 subscribers=1000 connected=1000 p99_ms=8 lost=3 dups=0 rate=50 achieved_rate=50 server_cpu_us_per_delivery=9.5 client_cpu_us_per_delivery=19
 RESULT workload=replay server=node-durable round=1 case=replay-500 failed=500 incomplete=0
 RESULT workload=replay server=node-durable round=2 case=replay-500 mb_per_s=90 p99_ms=900 failed=0 incomplete=0
-RESULT workload=replay server=dsd round=1 case=replay-500 mb_per_s=700 p99_ms=700 failed=0 incomplete=0 server_cpu_us_per_mb=950
+RESULT workload=replay server=dsd round=1 case=replay-500 clients=500 stream_bytes=204800 mb_per_s=700 p99_ms=700 failed=0 incomplete=0 server_cpu_us_per_mb=950
 RESULT workload=replay server=node round=1 case=replay-500 failed=500 incomplete=0
 RESULT workload=idle-sse server=dsd round=1 case=idle-sse-10000 subscribers=10000 connected=9000 per_sub_kib=3
 RESULT workload=append round=1 rps=5
@@ -71,7 +71,7 @@ func TestReportRendersTable(t *testing.T) {
 		"### Issue 19's targets",
 		"| 3 | 0 lost (every subscriber connected, writer at 50 events/s) | SSE fan-out, 1,000 subscribers, 100 B | " +
 			"1,000 of 1,000 subscribers connected, 0 events delivered, 3 lost, 0 duplicated, writer at 50.0 of 50.0 events/s " +
-			"(worst of 1 rounds) | **no**: 3 lost, 0 duplicated (target 0) |",
+			"(worst of 1 round) | **no**: 3 lost, 0 duplicated (target 0) |",
 		"| 5 | aggregate MB/s >= 3x the Node reference's |",
 		"dsd 700 MB/s (server CPU 950 us/MB) vs node-durable 90.0 MB/s (server CPU not reported) = 7.78x node-durable's; node: no figure in any round (counts as worse than any dsd figure) | yes |",
 		"| 6 | 1,000,000 streams",

@@ -58,7 +58,7 @@ node-durable fanout-1000 subscribers=1000 connected=734 rate=50 achieved_rate=0.
 // A baseline as tools/bench/baseline.txt writes it.
 const baselineLines = `
 dsd batch-100 records_per_s=300000 source=BENCHMARKS.md_peers_table cpu=AMD_EPYC
-dsd startup ready_ms=40 source=BENCHMARKS.md_peers_table cpu=AMD_EPYC
+dsd startup ready_ms=40 shape=streams,total streams=10000 total=1GiB source=BENCHMARKS.md_peers_table cpu=AMD_EPYC
 dsd record-reads/record=start ns_per_op=7500 source=Hot_paths
 dsd record-reads/record=end ns_per_op=5000 source=Hot_paths
 `
@@ -129,24 +129,28 @@ dsd fanout-1000 subscribers=1000 connected=1000 lost=0 dups=0 rate=50 achieved_r
 dsd fanout-1000 subscribers=1000 connected=1000 lost=3 dups=0 rate=50 achieved_rate=50
 dsd fanout-1000 subscribers=1000 connected=1000 lost=0 dups=0 rate=50 achieved_rate=50`,
 			want: stateMissed, inWhy: []string{"3 lost, 0 duplicated (target 0)"}},
-		{name: "a short run with 200 subscribers, not all connected",
+		{name: "not all subscribers connected, writer slow",
 			num: "3", goal: "0 lost", run: `
-dsd fanout-1000 subscribers=200 connected=150 lost=0 dups=0 rate=50 achieved_rate=40`,
-			want: stateMissed, inWhy: []string{"run with 200 subscribers (target 1,000)", "only 150 of 200 subscribers connected",
-				"writer reached 40.0 of 50.0 events/s"}},
+dsd fanout-1000 subscribers=1000 connected=950 lost=0 dups=0 rate=50 achieved_rate=40`,
+			want: stateMissed, inWhy: []string{"only 950 of 1,000 subscribers connected", "writer reached 40.0 of 50.0 events/s"}},
+		{name: "a short run with 200 subscribers does not judge the target",
+			num: "3", goal: "0 lost", run: `
+dsd fanout-1000 subscribers=200 connected=200 lost=0 dups=0 rate=50 achieved_rate=50`,
+			want: stateUnmeasured, inWhy: []string{"run with subscribers=200; the target is stated for subscribers=1000"},
+			inMeasured: []string{"200 of 200 subscribers connected"}},
 		{name: "fan-out not run",
 			num: "3", goal: "0 lost", run: appendPeers,
 			want: stateUnmeasured, inWhy: []string{"no dsd result"}},
 		{name: "CPU per delivery 1.25x the floor",
 			num: "3", goal: "write(2) floor", run: fanoutPeers + `
-dsd fanout-1000 server_cpu_us_per_delivery=10 client_cpu_us_per_delivery=12`,
+dsd fanout-1000 subscribers=1000 server_cpu_us_per_delivery=10 client_cpu_us_per_delivery=12`,
 			want: stateMet, inMeasured: []string{"server CPU 10.0 us per delivery (client 12.0 us); write(2) floor 8.00 us", "= 1.25x"}},
 		{name: "CPU per delivery 2x the floor",
 			num: "3", goal: "write(2) floor", run: fanoutPeers + `
-dsd fanout-1000 server_cpu_us_per_delivery=16`,
+dsd fanout-1000 subscribers=1000 server_cpu_us_per_delivery=16`,
 			want: stateMissed, inWhy: []string{"2.00x the floor (target <= 1.5x)"}},
 		{name: "no floor in the run",
-			num: "3", goal: "write(2) floor", run: `dsd fanout-1000 server_cpu_us_per_delivery=10`,
+			num: "3", goal: "write(2) floor", run: `dsd fanout-1000 subscribers=1000 server_cpu_us_per_delivery=10`,
 			want: stateUnmeasured, inWhy: []string{"no write(2) floor in this run"}},
 		{name: "p99 at 500 subscribers",
 			num: "3", goal: "500 subscribers", run: `
@@ -156,31 +160,43 @@ dsd fanout-500 subscribers=500 connected=500 p99_ms=8.5 p50_ms=4 lost=0 server_c
 			num: "3", goal: "500 subscribers", run: `dsd fanout-500 subscribers=500 connected=500 p99_ms=12`,
 			want: stateMissed, inWhy: []string{"p99 12.0 ms (target <= 10 ms)"}},
 		{name: "p99 at 1,000 against Node in memory, Node durable silent",
-			num: "3", goal: "1/5 of the Node", run: fanoutPeers + `dsd fanout-1000 p99_ms=70`,
+			num: "3", goal: "1/5 of the Node", run: fanoutPeers + `dsd fanout-1000 subscribers=1000 p99_ms=70`,
 			want: stateMet, inMeasured: []string{"dsd 70.0 ms p99 vs node 700 ms p99 = 0.1x node's",
 				"node-durable: no figure in any round"}},
 		{name: "p99 at 1,000 above a fifth of Node's",
-			num: "3", goal: "1/5 of the Node", run: fanoutPeers + `dsd fanout-1000 p99_ms=200`,
+			num: "3", goal: "1/5 of the Node", run: fanoutPeers + `dsd fanout-1000 subscribers=1000 p99_ms=200`,
 			want: stateMissed, inWhy: []string{"0.286x node's (target <= 0.2x)"}},
 		{name: "p99 at 1,000 when no Node kind ran",
-			num: "3", goal: "1/5 of the Node", run: `dsd fanout-1000 p99_ms=20`,
+			num: "3", goal: "1/5 of the Node", run: `dsd fanout-1000 subscribers=1000 p99_ms=20`,
 			want: stateUnmeasured, inWhy: []string{"no Node result"}},
 		{name: "idle subscribers under 1 KiB each",
 			num: "4", run: `dsd idle-sse-10000 subscribers=10000 connected=10000 per_sub_kib=0.9 rss_before_kib=10240 rss_after_kib=19456`,
 			want: stateMet, inMeasured: []string{"10,000 of 10,000 subscribers connected; 0.90 KiB RSS each (10.0 -> 19.0 MiB)"}},
-		{name: "idle subscribers: a short run of 2,000 at 3.4 KiB",
-			num: "4", run: `dsd idle-sse-10000 subscribers=2000 connected=2000 per_sub_kib=3.4`,
-			want: stateMissed, inWhy: []string{"run with 2,000 subscribers (target 10,000)", "3.40 KiB each (target <= 1 KiB)"}},
+		{name: "idle subscribers at 3.4 KiB",
+			num: "4", run: `dsd idle-sse-10000 subscribers=10000 connected=10000 per_sub_kib=3.4`,
+			want: stateMissed, inWhy: []string{"3.40 KiB each (target <= 1 KiB)"}},
+		{name: "idle subscribers: a short run of 2,000 does not judge the target",
+			num: "4", run: `dsd idle-sse-10000 subscribers=2000 connected=2000 per_sub_kib=0.5`,
+			want: stateUnmeasured, inWhy: []string{"run with subscribers=2000; the target is stated for subscribers=10000"}},
+		{name: "idle subscribers not all connected",
+			num: "4", run: `dsd idle-sse-10000 subscribers=10000 connected=9000 per_sub_kib=0.5`,
+			want: stateMissed, inWhy: []string{"only 9,000 of 10,000 subscribers connected (target: all)"}},
 		{name: "replay judged against the better Node kind",
 			num: "5", run: `
-dsd replay-500 mb_per_s=600 server_cpu_us_per_mb=900
+dsd replay-500 clients=500 stream_bytes=204800 mb_per_s=600 server_cpu_us_per_mb=900
 node-durable replay-500 mb_per_s=100
 node replay-500 mb_per_s=300`,
 			want: stateMissed, inWhy: []string{"2x node's (target >= 3x)"},
 			inMeasured: []string{"dsd 600 MB/s (server CPU 900 us/MB) vs node-durable 100 MB/s (server CPU not reported), node 300 MB/s"}},
+		{name: "replay with 100 clients does not judge the target",
+			num: "5", run: `
+dsd replay-500 clients=100 stream_bytes=204800 mb_per_s=1000
+node replay-500 mb_per_s=300`,
+			want: stateUnmeasured, inWhy: []string{"run with clients=100; the target is stated for clients=500 stream_bytes=204800"},
+			inMeasured: []string{"= 3.33x node's"}},
 		{name: "replay 3.3x the better Node kind",
 			num: "5", run: `
-dsd replay-500 mb_per_s=1000
+dsd replay-500 clients=500 stream_bytes=204800 mb_per_s=1000
 node-durable replay-500 mb_per_s=100
 node replay-500 mb_per_s=300`,
 			want: stateMet, inMeasured: []string{"= 3.33x node's"}},
@@ -193,8 +209,12 @@ dsd batch-100 records_per_s=285000 server_cpu_us_per_record=2.5`,
 			num: "7", goal: "append-batch", base: baselineLines, run: `dsd batch-100 records_per_s=240000`,
 			want: stateMissed, inWhy: []string{"0.80x the baseline's 300,000 records/s (target: within 10 %)"}},
 		{name: "start-up slower than its baseline (lower is better)",
-			num: "7", goal: "start-up", base: baselineLines, run: `dsd startup ready_ms=50`,
+			num: "7", goal: "start-up", base: baselineLines, run: `dsd startup ready_ms=50 streams=10000 total=1GiB`,
 			want: stateMissed, inWhy: []string{"1.25x the baseline's 40.0 ms"}},
+		{name: "start-up with fewer streams than the baseline's",
+			num: "7", goal: "start-up", base: baselineLines, run: `dsd startup ready_ms=20 streams=1000 total=64MiB`,
+			want: stateUnmeasured, inWhy: []string{"run with streams=1000 total=64MiB; the baseline has streams=10000 total=1GiB"},
+			inMeasured: []string{"20.0 ms vs 40.0 ms = 0.50x", "baseline: BENCHMARKS.md peers table"}},
 		{name: "no baseline file",
 			num: "7", goal: "start-up", run: `dsd startup ready_ms=30`,
 			want: stateUnmeasured, inWhy: []string{"no baseline figure for startup"}},
@@ -275,5 +295,46 @@ func TestTargetSixUsesItsCaseCheck(t *testing.T) {
 	j.res = resultsOf(t, "dsd append-100 rps=1")
 	if v := row.Judge(j); v.state != stateUnmeasured || !strings.Contains(v.why, "no dsd result for many-1m") {
 		t.Fatalf("many-1m not run: %+v", v)
+	}
+}
+
+// tools/bench/baseline.txt holds a figure with its source for every target 7 row, and the
+// shape keys it names.
+func TestBaselineFileCoversTargetSeven(t *testing.T) {
+	var base results
+	if err := loadFiles(&base, "../../tools/bench/baseline.txt"); err != nil {
+		t.Fatal(err)
+	}
+	var reads int
+	for _, c := range base.cases {
+		b := base.byCase[c][kindDSD]
+		if !ran(b) || b.runs[0]["source"] == "" {
+			t.Errorf("baseline %s: no dsd line with a source", c)
+			continue
+		}
+		for _, kv := range baselineShape(b) {
+			if kv.Val == "" {
+				t.Errorf("baseline %s: shape key %s has no value", c, kv.Key)
+			}
+		}
+		if strings.HasPrefix(c, recordReadPrefix) {
+			reads++
+		}
+	}
+	for _, c := range []string{"batch-100", "replay-bootstrap-500", "startup"} {
+		if base.byCase[c] == nil {
+			t.Errorf("baseline lacks %s", c)
+		}
+	}
+	if reads != 6 {
+		t.Errorf("baseline has %d record-read figures, want BenchmarkRecordRead's 6", reads)
+	}
+	j := &judge{res: &results{}, base: &base}
+	for _, r := range targetRows {
+		if r.Num == "7" {
+			if v := r.Judge(j); v.state != stateUnmeasured || strings.Contains(v.why, "no baseline") {
+				t.Errorf("row %q without a run: want unmeasured for want of this run's figure, got %+v", r.Goal, v)
+			}
+		}
 	}
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench-peers: the same workloads against the Node reference server (durable, and in
-# memory) and dsd, alternating servers (round 1: node-durable, node, dsd; round 2: ...) so that
-# machine noise hits each of them; then `dsbench report` judges issue 19's targets on the
+# memory), dsd, dsd-nosync and the ceiling, alternating servers (round 1: node-durable, node,
+# dsd, dsd-nosync, ceiling; round 2: ...) so that machine noise hits each of them; then `dsbench report` judges issue 19's targets on the
 # medians and writes them, with every server's figures, into BENCHMARKS.md's generated section.
 # Usage: tools/bench/peers.sh        (after `make build peers-install`)
 # Every case of every round runs on a fresh server started by tools/with-server.sh (the Node
