@@ -7,18 +7,17 @@ import (
 
 // benchCase is one row of the peers table: a `case=` tag that tools/bench/peers-case.sh puts
 // on its RESULT lines, and the metric compared across servers. Issue 19's targets are judged
-// in the targets table (targets.go), which names the rows it reads in Targets.
+// in the targets table (targets.go), whose rows name the cases they read.
 type benchCase struct {
-	Name    string // case= tag
-	Title   string // what ran
-	Metric  string // RESULT key compared across servers
-	Unit    string // unit of Metric
-	Lower   bool   // lower is better (latency, memory)
-	Targets string // issue 19's targets judged on this row ("" = none, comparison only)
-	// Target and Check judge dsd on this case alone, for a case whose row in the targets
-	// table is looked up by name (target 6: caseTarget("many-1m")): Target states it as the
-	// issue does, Check gets every server's aggregate and returns ok=false with the measured
-	// figure and the target when it is missed.
+	Name   string // case= tag
+	Title  string // what ran
+	Metric string // RESULT key compared across servers
+	Unit   string // unit of Metric
+	Lower  bool   // lower is better (latency, memory)
+	// Target and Check judge dsd on this case alone, for a target row that reads the case's
+	// own judgement (target 6: caseTargets("many-1m", ...)): Target states it as the issue
+	// does, Check gets every server's aggregate and returns ok=false with the measured figure
+	// and the target when it is missed.
 	Target string
 	Check  func(a map[string]*serverAgg) checkResult
 }
@@ -34,17 +33,17 @@ const (
 
 // benchCases lists the rows in table order.
 var benchCases = []benchCase{
-	{Name: "append-100", Title: "Durable appends: 100 streams, 50 connections, 100 B (dsbench)", Metric: "rps", Unit: "req/s", Targets: "1, 2"},
-	{Name: "wrk-append-100", Title: "The same, driven by wrk (tools/bench/wrk-append.sh)", Metric: "rps", Unit: "req/s", Targets: "1, 2"},
-	{Name: "append-1", Title: "Durable appends: 1 stream, 50 connections, 100 B (dsbench)", Metric: "rps", Unit: "req/s", Targets: "1, 2"},
-	{Name: "wrk-append-1", Title: "The same, driven by wrk", Metric: "rps", Unit: "req/s", Targets: "1, 2"},
-	{Name: "batch-100", Title: "append-batch: 100 frames of 100 B per request, 100 streams, 50 connections", Metric: "records_per_s", Unit: "records/s", Targets: "7"},
-	{Name: "fanout-500", Title: "SSE fan-out: 500 subscribers, 1 writer at 50 events/s (dsd only)", Metric: "p99_ms", Unit: "ms publish-to-receive", Lower: true, Targets: "3"},
-	{Name: "fanout-1000", Title: "SSE fan-out: 1,000 subscribers, 1 writer at 50 events/s", Metric: "p99_ms", Unit: "ms publish-to-receive", Lower: true, Targets: "3"},
-	{Name: "replay-500", Title: "Catch-up replay: 500 clients each reading a 200 KiB stream at once", Metric: "mb_per_s", Unit: "MB/s in all", Targets: "5"},
-	{Name: "replay-bootstrap-500", Title: "Bootstrap replay: the same streams read with GET {stream}/bootstrap", Metric: "p99_ms", Unit: "ms per client", Lower: true, Targets: "7"},
-	{Name: "idle-sse-10000", Title: "Idle SSE subscribers (IDLE_SUBS, 10,000 by default): server RSS growth per subscriber", Metric: "per_sub_kib", Unit: "KiB", Lower: true, Targets: "4"},
-	{Name: "startup", Title: "Start-up: time to first successful HEAD after a restart with 10,000 streams / 1 GiB", Metric: "ready_ms", Unit: "ms", Lower: true, Targets: "7"},
+	{Name: "append-100", Title: "Durable appends: 100 streams, 50 connections, 100 B (dsbench)", Metric: "rps", Unit: "req/s"},
+	{Name: "wrk-append-100", Title: "The same, driven by wrk (tools/bench/wrk-append.sh)", Metric: "rps", Unit: "req/s"},
+	{Name: "append-1", Title: "Durable appends: 1 stream, 50 connections, 100 B (dsbench)", Metric: "rps", Unit: "req/s"},
+	{Name: "wrk-append-1", Title: "The same, driven by wrk", Metric: "rps", Unit: "req/s"},
+	{Name: "batch-100", Title: "append-batch: 100 frames of 100 B per request, 100 streams, 50 connections", Metric: "records_per_s", Unit: "records/s"},
+	{Name: "fanout-500", Title: "SSE fan-out: 500 subscribers, 1 writer at 50 events/s (dsd only)", Metric: "p99_ms", Unit: "ms publish-to-receive", Lower: true},
+	{Name: "fanout-1000", Title: "SSE fan-out: 1,000 subscribers, 1 writer at 50 events/s", Metric: "p99_ms", Unit: "ms publish-to-receive", Lower: true},
+	{Name: "replay-500", Title: "Catch-up replay: 500 clients each reading a 200 KiB stream at once", Metric: "mb_per_s", Unit: "MB/s in all"},
+	{Name: "replay-bootstrap-500", Title: "Bootstrap replay: the same streams read with GET {stream}/bootstrap", Metric: "p99_ms", Unit: "ms per client", Lower: true},
+	{Name: "idle-sse-10000", Title: "Idle SSE subscribers (IDLE_SUBS, 10,000 by default): server RSS growth per subscriber", Metric: "per_sub_kib", Unit: "KiB", Lower: true},
+	{Name: "startup", Title: "Start-up: time to first successful HEAD after a restart with 10,000 streams / 1 GiB", Metric: "ready_ms", Unit: "ms", Lower: true},
 }
 
 // caseByName returns the case with that name.

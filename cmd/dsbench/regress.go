@@ -90,7 +90,7 @@ func recordReads(j *judge) verdict {
 	if len(parts) == 0 {
 		return notMeasured("no record-read baseline")
 	}
-	v := combine(labels, parts)
+	v := combineAll(labels, parts)
 	if v.measured != "not measured" {
 		v.measured += baselineSource(j, cases[0])
 	}

@@ -275,11 +275,7 @@ func renderTable(w io.Writer, res *results) {
 		if r, ok := ratio(aggs, c.Metric); ok {
 			ratioCell = fmt.Sprintf("%.3gx", r)
 		}
-		targets := c.Targets
-		if targets == "" {
-			targets = "-"
-		}
-		fmt.Fprintf(w, " %s | %s |\n", ratioCell, targets)
+		fmt.Fprintf(w, " %s | %s |\n", ratioCell, targetsOf(c.Name))
 	}
 }
 

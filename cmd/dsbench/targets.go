@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,11 +14,13 @@ import (
 // carried before the issue's work (tools/bench/baseline.txt, given with --baseline).
 
 // targetRow is one row: the issue's target number ("-" for a reference figure), the target
-// as the issue states it, the workload it is judged on, and the judgement.
+// as the issue states it, the workload it is judged on, the cases it reads (the peers table
+// names its targets from them) and the judgement.
 type targetRow struct {
 	Num      string
 	Goal     string
 	Workload string
+	Cases    []string
 	Judge    func(j *judge) verdict
 }
 
@@ -31,40 +34,68 @@ const (
 // no regression (target 7): run-to-run noise of a quiet machine.
 const regressionTolerance = 0.10
 
-// targetRows lists the table in order. Target 6 (1,000,000 streams) is the many-1m case's
-// Check (branch many), rendered here by caseTarget once that case exists.
+// Case lists of the rows.
+var (
+	append100 = []string{"append-100", "wrk-append-100"}
+	append1   = []string{"append-1", "wrk-append-1"}
+	fanout    = []string{"fanout-1000"}
+)
+
+// targetRows lists the table in order. Target 6 (1,000,000 streams) is judged by the Checks
+// of the many-1m cases (branch many), once they exist.
 var targetRows = []targetRow{
-	{"-", "the ceiling: `dsbench ceiling-server` (read the body, answer 204 with one header)", "append-100",
+	{"-", "the ceiling: `dsbench ceiling-server` (read the body, answer 204 with one header)", "append-100", append100,
 		onGenerators("append-100", ceilingFigure)},
-	{"-", "the ceiling", "append-1", onGenerators("append-1", ceilingFigure)},
-	{"1", ">= 50 % of the ceiling", "durable appends, 100 streams, 50 connections, 100 B",
+	{"-", "the ceiling", "append-1", append1, onGenerators("append-1", ceilingFigure)},
+	{"1", ">= 50 % of the ceiling", "durable appends, 100 streams, 50 connections, 100 B", append100,
 		onGenerators("append-100", shareOfCeiling(kindDSD, 50))},
-	{"1", ">= 12x the Node reference durable", "the same", onGenerators("append-100", timesNodeDurable(12))},
-	{"1", "p99 <= 10 ms", "the same", onGenerators("append-100", p99AtMost(10))},
-	{"1", ">= 40 % of the ceiling", "durable appends, 1 stream", onGenerators("append-1", shareOfCeiling(kindDSD, 40))},
-	{"2", "`--unsafe-no-sync` >= 70 % of the ceiling", "appends, 100 streams", onGenerators("append-100", shareOfCeiling(kindNoSync, 70))},
-	{"2", "`--unsafe-no-sync` >= 70 % of the ceiling", "appends, 1 stream", onGenerators("append-1", shareOfCeiling(kindNoSync, 70))},
-	{"3", "0 lost (every subscriber connected, writer at 50 events/s)", "SSE fan-out, 1,000 subscribers, 100 B",
+	{"1", ">= 12x the Node reference durable", "the same", append100, onGenerators("append-100", timesNodeDurable(12))},
+	{"1", "p99 <= 10 ms", "the same", append100, onGenerators("append-100", p99AtMost(10))},
+	{"1", ">= 40 % of the ceiling", "durable appends, 1 stream", append1, onGenerators("append-1", shareOfCeiling(kindDSD, 40))},
+	{"2", "`--unsafe-no-sync` >= 70 % of the ceiling", "appends, 100 streams", append100,
+		onGenerators("append-100", shareOfCeiling(kindNoSync, 70))},
+	{"2", "`--unsafe-no-sync` >= 70 % of the ceiling", "appends, 1 stream", append1,
+		onGenerators("append-1", shareOfCeiling(kindNoSync, 70))},
+	{"3", "0 lost (every subscriber connected, writer at 50 events/s)", "SSE fan-out, 1,000 subscribers, 100 B", fanout,
 		withShape("fanout-1000", subs1000, fanoutComplete("fanout-1000"))},
-	{"3", "server CPU per delivery <= 1.5x the write(2) floor", "the same",
+	{"3", "server CPU per delivery <= 1.5x the write(2) floor", "the same", fanout,
 		withShape("fanout-1000", subs1000, deliveryVsFloor("fanout-1000", 1.5))},
-	{"3", "p99 <= 10 ms at 500 subscribers", "SSE fan-out, 500 subscribers",
+	{"3", "p99 <= 10 ms at 500 subscribers", "SSE fan-out, 500 subscribers", []string{"fanout-500"},
 		withShape("fanout-500", []KV{{"subscribers", "500"}}, fanoutP99("fanout-500", 10))},
-	{"3", "p99 at 1,000 <= 1/5 of the Node reference's", "SSE fan-out, 1,000 subscribers",
+	{"3", "p99 at 1,000 <= 1/5 of the Node reference's", "SSE fan-out, 1,000 subscribers", fanout,
 		withShape("fanout-1000", subs1000, versusNode("fanout-1000", metric{"p99_ms", "ms p99", 1, true, "", ""}, 0.2))},
-	{"4", "<= 1 KiB of dsd RSS per subscriber", "10,000 idle SSE subscribers",
+	{"4", "<= 1 KiB of dsd RSS per subscriber", "10,000 idle SSE subscribers", []string{"idle-sse-10000"},
 		withShape("idle-sse-10000", []KV{{"subscribers", "10000"}}, idleRSS("idle-sse-10000", 1))},
-	{"5", "aggregate MB/s >= 3x the Node reference's", "catch-up replay, 500 clients x 200 KiB",
+	{"5", "aggregate MB/s >= 3x the Node reference's", "catch-up replay, 500 clients x 200 KiB", []string{"replay-500"},
 		withShape("replay-500", []KV{{"clients", "500"}, {"stream_bytes", "204800"}},
 			versusNode("replay-500", metric{"mb_per_s", "MB/s", 1, false, "server_cpu_us_per_mb", "us/MB"}, 3))},
 	{"6", "1,000,000 streams: start-up within 1 s, <= 1 KiB RSS per stream, appends over 100,000 streams >= 80 % of the 100-stream figure, listing cost flat",
-		"many streams (case many-1m)", caseTarget("many-1m")},
-	{"7", "append-batch records/s: no regression", "batch-100",
+		"many streams (cases many-1m, many-1m-startup)", manyCases, caseTargets(manyCases...)},
+	{"7", "append-batch records/s: no regression", "batch-100", []string{"batch-100"},
 		noRegression("batch-100", metric{"records_per_s", "records/s", 1, false, "server_cpu_us_per_record", "us/record"})},
-	{"7", "bootstrap: no regression", "replay-bootstrap-500 (p99 per client)",
+	{"7", "bootstrap: no regression", "replay-bootstrap-500 (p99 per client)", []string{"replay-bootstrap-500"},
 		noRegression("replay-bootstrap-500", metric{"p99_ms", "ms", 1, true, "server_cpu_us_per_mb", "us/MB"})},
-	{"7", "start-up: no regression", "startup (10,000 streams, 1 GiB)", noRegression("startup", metric{"ready_ms", "ms", 1, true, "", ""})},
-	{"7", "record reads: no regression", "engine BenchmarkRecordRead, 1,000,000 records", recordReads},
+	{"7", "start-up: no regression", "startup (10,000 streams, 1 GiB)", []string{"startup"},
+		noRegression("startup", metric{"ready_ms", "ms", 1, true, "", ""})},
+	{"7", "record reads: no regression", "engine BenchmarkRecordRead, 1,000,000 records", nil, recordReads},
+}
+
+// manyCases are target 6's cases: the million streams, and the restart with them.
+var manyCases = []string{"many-1m", "many-1m-startup"}
+
+// targetsOf lists the numbers of the targets judged on case c ("-" when none), for the
+// peers table.
+func targetsOf(c string) string {
+	var nums []string
+	for _, r := range targetRows {
+		if r.Num != "-" && slices.Contains(r.Cases, c) && !slices.Contains(nums, r.Num) {
+			nums = append(nums, r.Num)
+		}
+	}
+	if len(nums) == 0 {
+		return "-"
+	}
+	return strings.Join(nums, ", ")
 }
 
 // metric is the figure a row compares: its RESULT key, how it is shown (value x scale, in
@@ -338,18 +369,28 @@ func idleRSS(c string, limit float64) func(*judge) verdict {
 	}
 }
 
-// caseTarget judges a target with the named case's own Check (target 6: the many-1m case).
-func caseTarget(name string) func(*judge) verdict {
+// caseTargets judges a target with the named cases' own Checks (target 6: the many-1m
+// cases), each part labelled with its case.
+func caseTargets(names ...string) func(*judge) verdict {
 	return func(j *judge) verdict {
-		c, ok := caseByName(name)
-		if !ok || c.Check == nil {
-			return notMeasured("no " + name + " case in this dsbench")
+		parts := make([]verdict, len(names))
+		for i, name := range names {
+			parts[i] = caseCheck(j, name)
 		}
-		d := j.agg(name, kindDSD)
-		if !ran(d) {
-			return notMeasured("no dsd result for " + name)
-		}
-		r := c.Check(j.res.byCase[name])
-		return judged(r.ok, cell(c, d), r.why+" (target: "+c.Target+")")
+		return combineAll(names, parts)
 	}
+}
+
+// caseCheck is the verdict of one case's Check on this run.
+func caseCheck(j *judge, name string) verdict {
+	c, ok := caseByName(name)
+	if !ok || c.Check == nil {
+		return notMeasured("no " + name + " case in this dsbench")
+	}
+	d := j.agg(name, kindDSD)
+	if !ran(d) {
+		return notMeasured("no dsd result")
+	}
+	r := c.Check(j.res.byCase[name])
+	return judged(r.ok, cell(c, d), r.why+" (target: "+c.Target+")")
 }

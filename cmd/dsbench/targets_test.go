@@ -224,6 +224,9 @@ dsd record-reads/record=start ns_per_op=7000
 dsd record-reads/record=end ns_per_op=6000`,
 			want: stateMissed, inWhy: []string{"record=end 1.20x the baseline's 5.00 us"}, notWhy: "record=start",
 			inMeasured: []string{"record=start: 7.00 us vs 7.50 us = 0.93x", "baseline: Hot paths"}},
+		{name: "record reads: one sub-benchmark missing leaves the row unmeasured",
+			num: "7", goal: "record reads", base: baselineLines, run: `dsd record-reads/record=start ns_per_op=7000`,
+			want: stateUnmeasured, inWhy: []string{"record=end: no dsd result in this run"}, notWhy: "record=start"},
 		{name: "record reads not run",
 			num: "7", goal: "record reads", base: baselineLines, run: appendPeers,
 			want: stateUnmeasured, inWhy: []string{"no dsd result in this run"}, notWhy: "record=start"},
@@ -275,26 +278,39 @@ func TestMetCell(t *testing.T) {
 	}
 }
 
-// A case's own Check (the many-1m case of target 6) fills target 6's row.
-func TestTargetSixUsesItsCaseCheck(t *testing.T) {
+// The many-1m cases' own Checks fill target 6's row, and it is met only when both are.
+func TestTargetSixUsesItsCasesChecks(t *testing.T) {
 	saved := benchCases
 	t.Cleanup(func() { benchCases = saved })
-	benchCases = append(benchCases[:len(benchCases):len(benchCases)], benchCase{Name: "many-1m", Title: "1,000,000 streams",
-		Metric: "ready_ms", Unit: "ms", Lower: true, Target: "start-up within 1 s",
-		Check: func(a map[string]*serverAgg) checkResult { return maxOf(a[kindDSD], "ready_ms", 1000) }})
 	row := findRow(t, "6", "", "")
-	j := &judge{res: resultsOf(t, "dsd many-1m ready_ms=1500"), base: &results{}}
-	if v := row.Judge(j); v.state != stateMissed || !strings.Contains(v.why, "ready_ms 1.5e+03 > 1000 (target: start-up within 1 s)") ||
-		!strings.Contains(v.measured, "1,500") {
-		t.Fatalf("many-1m at 1.5 s: %+v", v)
+	j := &judge{res: resultsOf(t, "dsd many-1m per_stream_b=900"), base: &results{}}
+	if v := row.Judge(j); v.state != stateUnmeasured || !strings.Contains(v.why, "many-1m: no many-1m case in this dsbench") {
+		t.Fatalf("before the many-1m cases exist: %+v", v)
 	}
-	j.res = resultsOf(t, "dsd many-1m ready_ms=800")
+	ready := func(a map[string]*serverAgg) checkResult { return maxOf(a[kindDSD], "ready_ms", 1000) }
+	rss := func(a map[string]*serverAgg) checkResult { return maxOf(a[kindDSD], "per_stream_b", 1024) }
+	benchCases = append(benchCases[:len(benchCases):len(benchCases)],
+		benchCase{Name: "many-1m", Title: "1,000,000 streams", Metric: "per_stream_b", Unit: "B", Lower: true,
+			Target: "<= 1 KiB RSS per stream", Check: rss})
+	if v := row.Judge(j); v.state != stateUnmeasured || !strings.Contains(v.why, "many-1m-startup: no many-1m-startup case") {
+		t.Fatalf("many-1m met, many-1m-startup missing: want unmeasured, got %+v", v)
+	}
+	benchCases = append(benchCases, benchCase{Name: "many-1m-startup", Title: "restart", Metric: "ready_ms", Unit: "ms",
+		Lower: true, Target: "start-up within 1 s", Check: ready})
+	j.res = resultsOf(t, "dsd many-1m per_stream_b=900\ndsd many-1m-startup ready_ms=1500")
+	if v := row.Judge(j); v.state != stateMissed || !strings.Contains(v.why, "many-1m-startup ready_ms 1.5e+03 > 1000 (target: start-up within 1 s)") ||
+		strings.Contains(v.why, "per_stream_b") || !strings.Contains(v.measured, "many-1m: 900") {
+		t.Fatalf("start-up 1.5 s: %+v", v)
+	}
+	j.res = resultsOf(t, "dsd many-1m per_stream_b=900\ndsd many-1m-startup ready_ms=800")
 	if v := row.Judge(j); v.state != stateMet {
-		t.Fatalf("many-1m at 0.8 s: %+v", v)
+		t.Fatalf("both met: %+v", v)
 	}
-	j.res = resultsOf(t, "dsd append-100 rps=1")
-	if v := row.Judge(j); v.state != stateUnmeasured || !strings.Contains(v.why, "no dsd result for many-1m") {
-		t.Fatalf("many-1m not run: %+v", v)
+	if got := targetsOf("many-1m-startup"); got != "6" {
+		t.Fatalf("peers table's targets of many-1m-startup = %q, want 6", got)
+	}
+	if got := targetsOf("append-100"); got != "1, 2" {
+		t.Fatalf("peers table's targets of append-100 = %q, want \"1, 2\"", got)
 	}
 }
 

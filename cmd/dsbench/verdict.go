@@ -127,3 +127,22 @@ func combine(labels []string, parts []verdict) verdict {
 	}
 	return v
 }
+
+// combineAll is combine for parts that are each a condition of the target: a missing part
+// leaves the row unmeasured unless another is missed.
+func combineAll(labels []string, parts []verdict) verdict {
+	v := combine(labels, parts)
+	if v.state != stateMet {
+		return v
+	}
+	var missing []string
+	for i, p := range parts {
+		if p.state == stateUnmeasured {
+			missing = append(missing, labels[i]+": "+p.why)
+		}
+	}
+	if len(missing) > 0 {
+		v.state, v.why = stateUnmeasured, strings.Join(missing, "; ")
+	}
+	return v
+}
