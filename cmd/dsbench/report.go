@@ -294,7 +294,7 @@ func metricLabel(key string) string {
 	switch key {
 	case "rps":
 		return "throughput"
-	case "records_per_s":
+	case "records_per_s", "mb_per_s":
 		return "throughput"
 	case "p99_ms":
 		return "p99"
