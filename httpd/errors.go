@@ -42,6 +42,7 @@ var statusOf = map[*model.Error]int{
 	subs.ErrTokenInvalid: 401, subs.ErrTokenExpired: 401, subs.ErrAckOffset: 409,
 	subs.ErrWakeStream:          409,
 	model.ErrBadContentEncoding: 415, model.ErrForbidden: 403,
+	model.ErrMalformedRequest: 400, model.ErrHeaderTooLarge: 431, model.ErrBadTransferCoding: 501,
 }
 
 // retryAfter is the Retry-After (seconds) of every 503 (issue 20, D4 amended): the engine

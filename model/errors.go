@@ -96,6 +96,9 @@ var (
 	ErrRouteNotFound      = newErr("NOT_FOUND", "no such resource")
 	ErrMethodNotAllowed   = newErr("METHOD_NOT_ALLOWED", "method not allowed on this resource")
 	ErrBadContentEncoding = newErr("UNSUPPORTED_CONTENT_ENCODING", "the request body's Content-Encoding is not supported: send it unencoded (identity) or gzip")
+	ErrMalformedRequest   = newErr("MALFORMED_REQUEST", "the request line or a header is not valid HTTP/1.1 (RFC 9112): METHOD /path HTTP/1.1, percent-escapes as % and two hex digits, header lines as Name: value")
+	ErrHeaderTooLarge     = newErr("HEADERS_TOO_LARGE", "the request line and headers exceed the server's limit of 1 MiB")
+	ErrBadTransferCoding  = newErr("UNSUPPORTED_TRANSFER_ENCODING", "Transfer-Encoding must be chunked, or absent")
 	ErrForbidden          = newErr("FORBIDDEN", "the bearer token does not grant the scope this request needs")
 )
 
@@ -259,7 +262,7 @@ var AllErrors = []error{
 	ErrEmptyJSONArray, ErrBadLive, ErrLiveNeedsOffset, ErrBadQuery, ErrRepeatedHeader, ErrBadBucketID,
 	ErrBadStreamID, ErrBadFlatName, ErrBadForkRequest, ErrBadAttrs, ErrBadBatch, ErrBadRecord, ErrBadSnapshot,
 	ErrTooLarge, ErrBadBody, ErrTooManyMessages, ErrBucketReserved, ErrUnauthorized, ErrNotImplemented, ErrRouteNotFound, ErrMethodNotAllowed,
-	ErrBadContentEncoding, ErrForbidden,
+	ErrBadContentEncoding, ErrForbidden, ErrMalformedRequest, ErrHeaderTooLarge, ErrBadTransferCoding,
 	ErrOffsetBeyondTail, ErrOffsetNotBoundary, ErrOffsetGone,
 	ErrBucketNotFound, ErrBucketExists, ErrBucketNotEmpty,
 	ErrStreamNotFound, ErrStreamGone, ErrStreamDeletedPut, ErrConfigMismatch, ErrForkSourceGone,
