@@ -123,6 +123,11 @@ type errorBody struct {
 	} `json:"error"`
 }
 
+// WriteError renders err as every listener of dsd answers an error (D7): the status of its
+// code (CONFORMANCE.md's error table), its headers (Retry-After on 503, WWW-Authenticate on
+// 401, ...) and {"error":{"code","message"}} as application/json (no body on HEAD).
+func WriteError(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, err) }
+
 // writeError renders err: its status, its headers and the JSON body of D7 (none on HEAD).
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, known := errorStatus(err)
