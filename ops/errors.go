@@ -1,8 +1,10 @@
 package ops
 
 import (
+	"bufio"
 	"bytes"
 	"mime"
+	"net"
 	"net/http"
 	"strings"
 
@@ -62,12 +64,26 @@ func (w *jsonErrors) Write(p []byte) (int, error) {
 	return w.ResponseWriter.Write(p)
 }
 
-// Flush passes through (pprof's profile and trace stream).
-func (w *jsonErrors) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok && w.status == 0 {
-		w.started = true
-		f.Flush()
+// FlushError is what http.ResponseController.Flush calls (pprof's profile and trace,
+// the console's live reads); a held error is not flushed.
+func (w *jsonErrors) FlushError() error {
+	if w.status != 0 {
+		return nil
 	}
+	w.started = true
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Flush implements http.Flusher.
+func (w *jsonErrors) Flush() { _ = w.FlushError() }
+
+// Unwrap gives http.ResponseController the underlying writer (deadlines).
+func (w *jsonErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack implements http.Hijacker (the console's SSE reads through the protocol handler).
+func (w *jsonErrors) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.started = true
+	return http.NewResponseController(w.ResponseWriter).Hijack()
 }
 
 // finish writes the held error, if any.
@@ -99,3 +115,9 @@ func isJSON(ct string) bool {
 	mt, _, _ := mime.ParseMediaType(ct)
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
+
+// The console's live reads need these through the wrapper.
+var (
+	_ http.Hijacker = (*jsonErrors)(nil)
+	_ http.Flusher  = (*jsonErrors)(nil)
+)
