@@ -15,6 +15,7 @@ import (
 
 	"github.com/dsd-project/dsd/engine"
 	"github.com/dsd-project/dsd/httpd"
+	"github.com/dsd-project/dsd/internal/testserver"
 )
 
 func newHandler(t testing.TB) (*engine.Engine, *httpd.Handler) {
@@ -24,15 +25,8 @@ func newHandler(t testing.TB) (*engine.Engine, *httpd.Handler) {
 // newHandlerWith serves cfg (the flat surface on bucket "default") over a fresh engine.
 func newHandlerWith(t testing.TB, cfg httpd.Config) (*engine.Engine, *httpd.Handler) {
 	t.Helper()
-	eng, err := engine.Open(t.TempDir(), engine.Options{NoSync: true, SweepInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	if _, err := eng.CreateBucket("default"); err != nil {
-		t.Fatal(err)
-	}
-	cfg.CompatBucket = "default"
+	eng := testserver.Engine(t)
+	cfg.CompatBucket = testserver.CompatBucket
 	h := httpd.New(httpd.EngineStore{Engine: eng}, cfg)
 	t.Cleanup(h.Shutdown)
 	return eng, h
