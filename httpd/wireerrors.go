@@ -98,8 +98,9 @@ const goErrors = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: clo
 // "{code} {reason}: " when there is one.
 func goErrorResponse(p []byte) (status int, text string, ok bool) {
 	const proto = "HTTP/1.1 "
-	if len(p) > 1024 || !bytes.HasPrefix(p, []byte(proto)) {
-		return 0, "", false
+	if len(p) > 1024 || len(p) < len(proto)+3 || (p[len(proto)] != '4' && p[len(proto)] != '5') ||
+		!bytes.HasPrefix(p, []byte(proto)) {
+		return 0, "", false // most writes: bodies, 2xx heads
 	}
 	i := bytes.Index(p, []byte(goErrors))
 	if i < 0 || bytes.ContainsAny(p[i+len(goErrors):], "\r\n") {

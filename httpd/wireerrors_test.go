@@ -116,3 +116,30 @@ func checkJSONError(t *testing.T, resp *http.Response, status int, code, inMessa
 		t.Fatalf("error %+v, want code %s and a message with %q", body.Error, code, inMessage)
 	}
 }
+
+// discardConn is a net.Conn that reads one request line and discards what is written.
+type discardConn struct{ net.Conn }
+
+func (discardConn) Read(p []byte) (int, error) {
+	return copy(p, "GET /v1/stream/s?offset=-1 HTTP/1.1\r\nHost: x\r\n\r\n"), nil
+}
+func (discardConn) Write(p []byte) (int, error) { return len(p), nil }
+
+// The wrapper's cost per request: noting the request line and checking the response head.
+func BenchmarkJSONErrorConn(b *testing.B) {
+	head := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nStream-Next-Offset: 0000000000000000_0000000000000004\r\nDate: Tue, 01 Dec 2026 21:00:00 GMT\r\nContent-Length: 4\r\n\r\ndata")
+	buf := make([]byte, 4096)
+	for _, wrapped := range []bool{false, true} {
+		var c net.Conn = discardConn{}
+		if wrapped {
+			c = &errConn{Conn: c, capture: true}
+		}
+		b.Run(map[bool]string{false: "bare", true: "wrapped"}[wrapped], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = c.Read(buf)
+				_, _ = c.Write(head)
+			}
+		})
+	}
+}
