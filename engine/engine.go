@@ -35,6 +35,10 @@ type Options struct {
 	ReadChunkBytes int
 	// TailCacheBytes bounds the recent data kept in memory per stream (default 256 KiB).
 	TailCacheBytes int
+	// LoadedStreams bounds the stream incarnations kept in memory: past it, the sweep
+	// unloads the least recently used idle ones, which reload from storage on next use
+	// (default 200,000; negative: no bound).
+	LoadedStreams int
 	// SweepInterval is the period of the expiry and garbage sweeps (default 1s).
 	SweepInterval time.Duration
 	// Observer, when set, receives commit measurements (metrics, D12).
@@ -53,6 +57,9 @@ func (o *Options) defaults() {
 	}
 	if o.TailCacheBytes == 0 {
 		o.TailCacheBytes = 256 << 10
+	}
+	if o.LoadedStreams == 0 {
+		o.LoadedStreams = 200000
 	}
 	if o.SweepInterval == 0 {
 		o.SweepInterval = time.Second

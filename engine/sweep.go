@@ -39,6 +39,7 @@ func (e *Engine) sweepLoop() {
 			e.gcWorked()
 		}
 		e.dropIdleCaches(cacheIdle)
+		e.evictIdle()
 	}
 }
 
@@ -94,7 +95,7 @@ func (e *Engine) expireStored() {
 		if s, err := e.lookup(k); err == nil && s != nil {
 			e.mu.Lock()
 			s.mu.Lock()
-			if !s.deleted && !s.m.SoftDeleted && s.live.Load() == 0 && s.m.expired(e.now(), s.access.Load()) {
+			if !s.evicted && !s.deleted && !s.m.SoftDeleted && s.live.Load() == 0 && s.m.expired(e.now(), s.access.Load()) {
 				_ = e.expireLocked(s)
 			}
 			s.mu.Unlock()
