@@ -239,3 +239,18 @@ func TestEvictRacesWithWriters(t *testing.T) {
 		t.Fatalf("%d bytes stored, want %d", total, writers*per)
 	}
 }
+
+// BenchmarkListPage lists one page of 100 from the middle of a bucket of 20,000 streams.
+func BenchmarkListPage(b *testing.B) {
+	e := benchEngine(b, true)
+	for i := range 20000 {
+		benchCreate(b, e, i, "text/plain")
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		l, err := e.ListStreams("bench", ListQuery{After: "s5000", Limit: 100})
+		if err != nil || len(l.Streams) != 100 {
+			b.Fatal(len(l.Streams), err)
+		}
+	}
+}

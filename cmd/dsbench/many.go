@@ -34,7 +34,7 @@ func runMany(args []string) error {
 	fs.IntVar(&c.Streams, "streams", 1000000, "streams to create in the bucket (a few bytes each)")
 	fs.BoolVar(&c.Setup, "setup", true, "create the streams and append once to each; false: they exist already (same --bucket and --prefix)")
 	fs.IntVar(&c.Conns, "conns", 32, "setup requests in flight (keep-alive connections)")
-	fs.IntVar(&c.Spread, "spread", 100000, "streams the spread appends cycle over (compared with 100 streams in the same run)")
+	fs.IntVar(&c.Spread, "spread", 100000, "streams the spread appends cycle over (at most --streams; compared with 100 streams in the same run)")
 	fs.DurationVar(&c.Duration, "duration", 8*time.Second, "measured duration of each append loop")
 	fs.DurationVar(&c.Warmup, "warmup", time.Second, "unmeasured warm-up before each append loop")
 	fs.IntVar(&c.PageLimit, "page-limit", 100, "listing page size (limit=, 1..1000)")
@@ -44,7 +44,7 @@ func runMany(args []string) error {
 	fs.Usage = flagUsage(fs, "many", "Many streams in one bucket (issue 19, target 6): creates --streams streams with PUT and\n"+
 		"appends once to each, reports the server's RSS per stream; then closed-loop appends (50\n"+
 		"connections, 100 B) spread over --spread streams against the same over 100 streams (ratio),\n"+
-		"and the latency of a listing page (GET {base}/{bucket}?after=&limit=) at the first, middle\n"+
+		"and the latency of a listing page (GET {base}/{bucket}/streams?after=&limit=, extension §1.4) at the first, middle\n"+
 		"and last cursor. The RESULT line names a stream to probe after a restart (probe_url).")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -56,8 +56,9 @@ func runMany(args []string) error {
 	if cm.Bucket == "" {
 		cm.Bucket = "many"
 	}
-	if c.Streams < 1 || c.Conns < 1 || c.Spread < 1 || c.Spread > c.Streams || c.PageLimit < 1 || c.PageLimit > 1000 || c.PageReps < 1 {
-		return errors.New("need --streams, --conns, --page-reps >= 1, 1 <= --spread <= --streams and 1 <= --page-limit <= 1000")
+	c.Spread = min(c.Spread, c.Streams)
+	if c.Streams < 1 || c.Conns < 1 || c.Spread < 1 || c.PageLimit < 1 || c.PageLimit > 1000 || c.PageReps < 1 {
+		return errors.New("need --streams, --conns, --spread, --page-reps >= 1 and 1 <= --page-limit <= 1000")
 	}
 	t := newTarget(cm, max(c.Conns, 50))
 	ctx := context.Background()
@@ -218,7 +219,7 @@ func manyListing(ctx context.Context, t *Target, c manyConfig, r *Result) error 
 	var hs [3]Histogram
 	for rep := 0; rep < c.PageReps; rep++ {
 		for i, after := range cursors {
-			u := t.Base + "/" + t.Bucket + "?limit=" + strconv.Itoa(c.PageLimit)
+			u := t.Base + "/" + t.Bucket + "/streams?limit=" + strconv.Itoa(c.PageLimit)
 			if after != "" {
 				u += "&after=" + url.QueryEscape(after)
 			}

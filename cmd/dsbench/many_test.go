@@ -25,7 +25,7 @@ func (f *manyFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case len(parts) == 1 && r.Method == http.MethodPut:
 		w.WriteHeader(201)
-	case len(parts) == 1 && r.Method == http.MethodGet:
+	case len(parts) == 2 && parts[1] == "streams" && r.Method == http.MethodGet:
 		if r.URL.Query().Get("limit") != "7" {
 			w.WriteHeader(400)
 			return
