@@ -94,3 +94,31 @@ func TestManyCreatesAppendsOnceAndListsAtEachCursor(t *testing.T) {
 		t.Fatalf("listing result: %s", r)
 	}
 }
+
+func TestReportJudgesManyStreams(t *testing.T) {
+	const lines = `
+RESULT workload=many server=dsd round=1 case=many-1m streams=1000000 per_stream_b=900 spread_streams=100000 spread_ratio=0.85 list_ratio=1.1
+RESULT workload=startup server=dsd round=1 case=many-1m-startup ready_ms=40
+RESULT workload=many server=dsd round=2 case=many-1m streams=1000000 per_stream_b=2000 spread_streams=100000 spread_ratio=0.5 list_ratio=3
+`
+	var res results
+	if err := loadResults(strings.NewReader(lines), &res); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := caseByName("many-1m")
+	ok := c.Check(map[string]*serverAgg{kindDSD: {runs: res.byCase["many-1m"][kindDSD].runs[:1]}})
+	if !ok.ok {
+		t.Fatalf("round 1 alone meets the target: %s", ok.why)
+	}
+	bad := c.Check(map[string]*serverAgg{kindDSD: {runs: res.byCase["many-1m"][kindDSD].runs[1:]}})
+	for _, want := range []string{"per_stream_b", "spread_ratio", "list_ratio"} {
+		if bad.ok || !strings.Contains(bad.why, want) {
+			t.Fatalf("round 2 alone: %+v, want a miss on %s", bad, want)
+		}
+	}
+	var b strings.Builder
+	renderTable(&b, &res)
+	if !strings.Contains(b.String(), "RSS per stream") || !strings.Contains(b.String(), "time to first HEAD") {
+		t.Fatalf("table lacks the many-streams rows:\n%s", b.String())
+	}
+}
