@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,12 @@ import (
 // returns how many it unloaded.
 func (te *testEngine) evictAll() int {
 	te.t.Helper()
+	te.q.mu.Lock()
+	last := te.q.lsn
+	te.q.mu.Unlock()
+	if err := te.waitDurable(last); err != nil { // an op settles just after its caller returns
+		te.t.Fatal(err)
+	}
 	limit := te.opts.LoadedStreams
 	te.opts.LoadedStreams = 0
 	defer func() { te.opts.LoadedStreams = limit }()
@@ -155,10 +162,12 @@ func TestEvictSparesLiveReadersAndUnpublishedOps(t *testing.T) {
 	r.Close()
 
 	var inHook int
-	hook := func() { inHook += te.evictAll() }
+	te.opts.LoadedStreams = 0
+	hook := func() { inHook += te.evictIdle() } // on the committer: evictAll would wait for itself
 	te.pubHook.Store(&hook)
 	te.mustAppend("w", "text/plain", "y")
 	te.pubHook.Store(nil)
+	te.opts.LoadedStreams = 200000
 	if inHook != 0 {
 		t.Fatalf("evicted %d streams between a commit and its publication", inHook)
 	}
@@ -252,5 +261,29 @@ func BenchmarkListPage(b *testing.B) {
 		if err != nil || len(l.Streams) != 100 {
 			b.Fatal(len(l.Streams), err)
 		}
+	}
+}
+
+// BenchmarkAppendAfterEvict is the cost of an append to a stream that was unloaded (its
+// reload from storage included) against one to a loaded stream.
+func BenchmarkAppendAfterEvict(b *testing.B) {
+	for _, evict := range []bool{false, true} {
+		b.Run(fmt.Sprintf("evicted=%v", evict), func(b *testing.B) {
+			e := benchEngine(b, true)
+			benchCreate(b, e, 0, "text/plain")
+			body := []byte("0123456789")
+			b.ReportAllocs()
+			for b.Loop() {
+				if evict {
+					e.opts.LoadedStreams = 0
+					for e.evictIdle() != 1 { // the last append settles just after it returns
+						runtime.Gosched()
+					}
+				}
+				if _, err := e.Append(bkey(0), AppendRequest{MediaType: "text/plain", Body: body}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
