@@ -168,7 +168,7 @@ func (e *Engine) DeleteBucket(id string) error {
 // count and emptiness reflect live streams only (expiry is otherwise lazy, A-14). The
 // bucket's lastLSN then covers those deletions. e.mu is held.
 func (e *Engine) expireBucketLocked(id string, b *bucketState) error {
-	if b.rec.Streams == 0 {
+	if b.rec.Streams == 0 || !e.mayHaveLifetimes() {
 		return nil
 	}
 	// Only streams with a lifetime can have expired: the others are not loaded.

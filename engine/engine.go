@@ -92,6 +92,13 @@ type Engine struct {
 	bg         sync.WaitGroup
 	startedMs  int64
 
+	// lifetimes counts committed creations of streams with a TTL or an expiry (from 1 at
+	// open);
+	// noLifetimes is its value when a scan of every stored stream found none, so that
+	// expiry scans are skipped until such a stream is created (sweep.go).
+	lifetimes   atomic.Uint64
+	noLifetimes atomic.Uint64
+
 	subsMu   sync.Mutex                                  // orders every subscription decision (subscriptions.go)
 	observer atomic.Pointer[func(bucket, stream string)] // told of every published stream change
 
@@ -133,6 +140,7 @@ func OpenBackend(st storage.Backend, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: read the last stream id: %w", err)
 	}
 	e.nextSID = sid
+	e.lifetimes.Store(1)
 	e.q.init()
 	e.bg.Add(2)
 	go e.commitLoop()

@@ -287,3 +287,30 @@ func BenchmarkAppendAfterEvict(b *testing.B) {
 		})
 	}
 }
+
+// Expiry passes over every stored stream are skipped once one found no stream with a
+// lifetime, until such a stream is created: it then still expires on time, loaded or
+// not, and leaves its bucket's count. Spec: A-14, extension §1.3.
+func TestExpiryScansResumeWhenALifetimeIsCreated(t *testing.T) {
+	te := newTestEngine(t)
+	te.mustCreate("plain", "text/plain", "")
+	te.expireStored()
+	if te.mayHaveLifetimes() {
+		t.Fatal("a scan that found no lifetime left the expiry scans on")
+	}
+	at := te.clk.now().Add(time.Second)
+	if _, err := te.Create(key("e"), CreateRequest{ContentType: "text/plain", MediaType: "text/plain", ExpiresAt: &at}); err != nil {
+		t.Fatal(err)
+	}
+	if !te.mayHaveLifetimes() {
+		t.Fatal("creating a stream with an expiry did not turn the scans back on")
+	}
+	te.evictAll()
+	te.clk.advance(2 * time.Second)
+	if b, err := te.Bucket("test"); err != nil || b.Streams != 1 {
+		t.Fatalf("bucket after the expiry: %+v %v, want 1 live stream", b, err)
+	}
+	if _, err := te.Head(key("e")); !errors.Is(err, model.ErrStreamNotFound) {
+		t.Fatalf("head after expiry: %v", err)
+	}
+}

@@ -78,9 +78,15 @@ func (e *Engine) expireLoaded() {
 
 // expireStored loads and expires streams that are stored but not loaded.
 func (e *Engine) expireStored() {
+	gen := e.lifetimes.Load()
+	if !e.mayHaveLifetimes() {
+		return
+	}
 	now := e.now()
 	var keys []string
+	some := false
 	err := e.st.Names("", "", func(name string, m *storage.Meta) bool {
+		some = some || m.TTL != nil || m.ExpiresMs != nil
 		if (m.TTL != nil || m.ExpiresMs != nil) && !m.SoftDeleted &&
 			fromStored(m).expired(now, max(m.AccessMs, e.startedMs)) {
 			keys = append(keys, name)
@@ -90,6 +96,9 @@ func (e *Engine) expireStored() {
 	if err != nil {
 		e.gcFailed("scan for expired streams", err)
 		return
+	}
+	if !some {
+		e.noLifetimes.Store(gen) // none stored, unless created since the scan began
 	}
 	for _, k := range keys {
 		if s, err := e.lookup(k); err == nil && s != nil {
@@ -102,6 +111,14 @@ func (e *Engine) expireStored() {
 			e.mu.Unlock()
 		}
 	}
+}
+
+// mayHaveLifetimes reports whether a stream with a TTL or an expiry may be stored: false
+// once a scan found none and none was created since, so that expiry passes over every
+// stored stream (each minute, and a bucket's on GET) cost nothing when no stream can
+// expire.
+func (e *Engine) mayHaveLifetimes() bool {
+	return e.lifetimes.Load() != e.noLifetimes.Load()
 }
 
 // collectTrash frees, a bounded batch at a time, the storage of deleted incarnations.
