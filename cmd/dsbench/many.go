@@ -157,15 +157,25 @@ func progress(label string, done *atomic.Int64, total int) (stop func()) {
 }
 
 // manySpread runs closed-loop appends over 100 streams (fewer when there are fewer), then
-// over c.Spread streams, then over 100 again, and reports the spread figure against the mean of the two 100-stream ones.
+// twice over c.Spread streams, then over 100 again, and reports the spread figures
+// against the mean of the two 100-stream ones. The spread runs start the 50 writers at
+// evenly spaced streams, so each append goes to a stream not written since the setup
+// (cold: a server that keeps a bounded set in memory loads it again), then, in the
+// second run, over the same streams again (warm: the steady state of spread appends).
 func manySpread(ctx context.Context, t *Target, c manyConfig, r *Result) error {
 	run := func(label string, streams int) (float64, error) {
-		ac := appendConfig{Streams: streams, Conns: 50, Size: 100, Duration: c.Duration, Warmup: c.Warmup}
+		spread := streams > 100
+		warmup := c.Warmup
+		if spread {
+			warmup = 0 // the cold run measures first touches, the warm one repeats them
+		}
+		ac := appendConfig{Streams: streams, Conns: 50, Size: 100, Duration: c.Duration, Warmup: warmup, Spread: spread}
 		cpu0, err0 := serverCPU(c.ServerPID)
 		st := appendLoop(ctx, t, ac, "text/plain")
 		cpu1, err1 := serverCPU(c.ServerPID)
 		rps := st.perSecond(st.Ops)
-		fmt.Printf("many: appends over %d streams: %.0f req/s; statuses %s\n", streams, rps, st.Statuses)
+		fmt.Printf("many: %s appends over %d streams: %.0f req/s (%d streams touched); statuses %s\n",
+			label, streams, rps, min(int64(streams), st.AllOps), st.Statuses)
 		printLatency(stdout, "latency", &st.Latency)
 		r.Set(label+"_rps", rps)
 		r.SetLatency(label+"_", &st.Latency)
@@ -183,6 +193,10 @@ func manySpread(ctx context.Context, t *Target, c manyConfig, r *Result) error {
 	if err != nil {
 		return err
 	}
+	cold, err := run("spread_cold", c.Spread)
+	if err != nil {
+		return err
+	}
 	s, err := run("spread", c.Spread)
 	if err != nil {
 		return err
@@ -195,8 +209,9 @@ func manySpread(ctx context.Context, t *Target, c manyConfig, r *Result) error {
 	r.Set("spread_streams", c.Spread)
 	r.Set("append100_rps", base)
 	r.Set("spread_ratio", s/base)
-	fmt.Printf("many: spread over %d streams = %.0f%% of the 100-stream figure (%.0f vs %.0f req/s)\n",
-		c.Spread, 100*s/base, s, base)
+	r.Set("spread_cold_ratio", cold/base)
+	fmt.Printf("many: spread over %d streams = %.0f%% of the 100-stream figure (%.0f vs %.0f req/s); cold (first touches) %.0f%%\n",
+		c.Spread, 100*s/base, s, base, 100*cold/base)
 	return nil
 }
 

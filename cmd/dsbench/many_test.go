@@ -122,3 +122,24 @@ RESULT workload=many server=dsd round=2 case=many-1m streams=1000000 per_stream_
 		t.Fatalf("table lacks the many-streams rows:\n%s", b.String())
 	}
 }
+
+func TestSpreadAppendsStartWritersAtSpacedStreams(t *testing.T) {
+	var mu sync.Mutex
+	hit := map[string]int{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hit[r.URL.Path]++
+		mu.Unlock()
+		w.WriteHeader(204)
+	})
+	tg := testTarget(t, h, 4)
+	st := appendLoop(context.Background(), tg, appendConfig{Streams: 400, Conns: 4, Size: 10, Duration: 50 * time.Millisecond, Spread: true}, "text/plain")
+	if st.Statuses.Errors() != 0 {
+		t.Fatal(st.Statuses)
+	}
+	for _, s := range []string{"0", "100", "200", "300"} {
+		if hit["/v1/stream/t-"+s] == 0 {
+			t.Fatalf("no writer started at stream %s: %v", s, hit)
+		}
+	}
+}
