@@ -98,6 +98,7 @@ type Engine struct {
 	// expiry scans are skipped until such a stream is created (sweep.go).
 	lifetimes   atomic.Uint64
 	noLifetimes atomic.Uint64
+	unloads     atomic.Uint64 // streams evicted (evict.go)
 
 	subsMu   sync.Mutex                                  // orders every subscription decision (subscriptions.go)
 	observer atomic.Pointer[func(bucket, stream string)] // told of every published stream change

@@ -54,6 +54,7 @@ func (e *Engine) evictIdle() int {
 		}
 		e.mu.Unlock()
 	}
+	e.unloads.Add(uint64(evicted))
 	return evicted
 }
 
@@ -86,6 +87,20 @@ func (e *Engine) evictLocked(s *stream, settled uint64) bool {
 	s.producers = nil
 	e.forgetLocked(s)
 	return true
+}
+
+// LoadStats is what the engine holds in memory, for the metrics.
+type LoadStats struct {
+	Streams int    // loaded stream incarnations
+	Unloads uint64 // idle streams unloaded past Options.LoadedStreams since Open
+}
+
+// Loaded returns the loaded stream count and the unloads so far.
+func (e *Engine) Loaded() LoadStats {
+	e.mu.RLock()
+	n := len(e.byID)
+	e.mu.RUnlock()
+	return LoadStats{Streams: n, Unloads: e.unloads.Load()}
 }
 
 // holdReadable is readable that also counts the reader in c(s) (live readers,
