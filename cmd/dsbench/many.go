@@ -127,6 +127,16 @@ func manySetup(ctx context.Context, t *Target, c manyConfig, r *Result) error {
 	r.Set("rss_after_kib", after)
 	r.Set("per_stream_b", per)
 	r.Set("growth_per_stream_b", growth)
+	// The split: the Go heap and stacks (anonymous) against the data file's pages that dsd
+	// has mapped (bbolt reads through mmap): the latter follow the file's size.
+	anon, err1 := readStatusKiB(c.ServerPID, "RssAnon")
+	file, err2 := readStatusKiB(c.ServerPID, "RssFile")
+	if err1 == nil && err2 == nil {
+		fmt.Printf("server RssAnon %d KiB (%.0f B per stream), RssFile %d KiB (%.0f B per stream)\n",
+			anon, float64(anon)*1024/float64(c.Streams), file, float64(file)*1024/float64(c.Streams))
+		r.Set("rss_anon_kib", anon)
+		r.Set("rss_file_kib", file)
+	}
 	return nil
 }
 

@@ -143,3 +143,15 @@ func TestSpreadAppendsStartWritersAtSpacedStreams(t *testing.T) {
 		}
 	}
 }
+
+func TestParseStatusKiBReadsAnyField(t *testing.T) {
+	const status = "Name:\tdsd\nVmRSS:\t  750892 kB\nRssAnon:\t  250000 kB\nRssFile:\t  500892 kB\n"
+	for field, want := range map[string]int64{"VmRSS": 750892, "RssAnon": 250000, "RssFile": 500892} {
+		if got, err := parseStatusKiB(strings.NewReader(status), field); err != nil || got != want {
+			t.Errorf("%s = %d %v, want %d", field, got, err, want)
+		}
+	}
+	if _, err := parseStatusKiB(strings.NewReader(status), "RssShmem"); err == nil {
+		t.Error("a missing field parsed")
+	}
+}
