@@ -103,7 +103,7 @@ func run(o options, log *slog.Logger) error {
 
 // openEngine opens the data file and creates the compat bucket.
 func openEngine(o options, obs engine.Observer) (*engine.Engine, error) {
-	eng, err := engine.Open(o.dataDir, engine.Options{NoSync: o.unsafeNoSync, Observer: obs})
+	eng, err := engine.Open(o.dataDir, engine.Options{NoSync: o.unsafeNoSync, Observer: obs, LoadedStreams: o.loadedStreams})
 	if err != nil {
 		return nil, err
 	}
