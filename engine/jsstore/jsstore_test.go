@@ -63,7 +63,6 @@ func TestJetStream(t *testing.T) {
 				}
 				b.(*Store).SetFault(f)
 			},
-			NoSubscriptions: true, // ErrSubscriptionsUnsupported
 		})
 	})
 	t.Run("InDoubtResend", func(t *testing.T) { testInDoubt(t, e) })
