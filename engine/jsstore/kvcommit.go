@@ -211,6 +211,9 @@ func (s *Store) settleKV() error {
 		seq    uint64
 		err    error
 	}
+	if s.noSettle {
+		return nil
+	}
 	var jobs []*job
 	s.mu.RLock()
 	for k, p := range s.parts {
