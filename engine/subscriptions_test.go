@@ -248,4 +248,3 @@ func TestSubscriptionLinksAcrossForksAndRecreation(t *testing.T) {
 		t.Fatalf("a re-created stream starts afresh: %+v", l)
 	}
 }
-
