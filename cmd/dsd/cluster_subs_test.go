@@ -135,9 +135,11 @@ func (c *testCluster) deliverer(t *testing.T, k int, d time.Duration) int {
 // partition, the owner is SIGKILLed mid-delivery, and the node that takes the partition
 // over resumes the same wake from the persisted state (retry schedule, wake, cursor); the
 // cursor acknowledged before the kill is kept, the signature verifies with the JWKS every
-// node served before the kill, and the done reply moves the cursor to the tail. Spec:
-// base protocol §7.1 (retry metadata persisted, redelivery allowed), B-7-04, B-6-08, D10,
-// D11.
+// node served before the kill, and the done reply moves the cursor to the tail. A
+// pull-wake claim made before the kill is acknowledged after it through another node with
+// its token (the token key is the cluster's, the claim's lease restarts in full). Spec:
+// base protocol §7.1 (retry metadata persisted, redelivery allowed), B-7-04, B-7-05, B-6-08,
+// D10, D11.
 func TestClusterWebhookResumesOnNewOwner(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills a 3-node dsd cluster; skipped with -short")
@@ -154,6 +156,21 @@ func TestClusterWebhookResumesOnNewOwner(t *testing.T) {
 		if !bytes.Equal(jwks[i], jwks[0]) {
 			t.Fatalf("node %d serves another JWKS:\n%s\n%s", i+1, jwks[i], jwks[0])
 		}
+	}
+	// A pull-wake claim made before the kill, acknowledged after it through another node.
+	mustDo(t, "PUT", root(0)+"wake/pool", "application/json", "[]", nil, 201)
+	mustDo(t, "PUT", root(0)+"jobs/b", "text/plain", "", nil, 201)
+	mustDo(t, "PUT", root(2)+"__ds/subscriptions/p1", "application/json",
+		`{"type":"pull-wake","streams":["jobs/b"],"wake_stream":"wake/pool","lease_ttl_ms":600000}`, nil, 201)
+	mustDo(t, "POST", root(1)+"jobs/b", "text/plain", "job", nil, 204)
+	var claim struct {
+		WakeID     string `json:"wake_id"`
+		Generation uint64 `json:"generation"`
+		Token      string `json:"token"`
+	}
+	claimBody := claimWhenWoken(t, root(2)+"__ds/subscriptions/p1/claim")
+	if err := json.Unmarshal(claimBody, &claim); err != nil {
+		t.Fatal(err)
 	}
 	// One delivery acknowledged (done) before the kill: its cursor must survive.
 	mustDo(t, "POST", root(2)+"jobs/a", "text/plain", "one", nil, 204)
@@ -194,8 +211,35 @@ func TestClusterWebhookResumesOnNewOwner(t *testing.T) {
 	}
 	waitDoc(t, survivor+"__ds/subscriptions/r1", `"acked_offset":"0000000000000000_0000000000000006"`, 10*time.Second)
 	waitDoc(t, survivor+"__ds/subscriptions/r1", `"status":"active"`, 5*time.Second)
+	ack, _ := json.Marshal(map[string]any{"wake_id": claim.WakeID, "generation": claim.Generation,
+		"acks": []map[string]string{{"stream": "jobs/b", "offset": "0000000000000000_0000000000000003"}}, "done": true})
+	if got := mustDo(t, "POST", survivor+"__ds/subscriptions/p1/ack", "application/json", string(ack),
+		map[string]string{"Authorization": "Bearer " + claim.Token}, 200); string(got) != `{"ok":true,"next_wake":false}` {
+		t.Fatalf("pull-wake ack after the failover: %s", got)
+	}
 	if got := mustDo(t, "GET", survivor+"__ds/jwks.json", "", "", nil, 200); !bytes.Equal(got, jwks[0]) {
 		t.Fatalf("JWKS changed across the failover:\n%s\n%s", jwks[0], got)
+	}
+}
+
+// claimWhenWoken claims a pull-wake subscription once its wake is issued (409
+// NO_PENDING_WORK until then) and returns the claim's body.
+func claimWhenWoken(t *testing.T, u string) []byte {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := do("POST", u, "application/json", []byte(`{"worker":"w1"}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := new(bytes.Buffer)
+		_, _ = b.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return b.Bytes()
+		}
+		if time.Now().After(end) {
+			t.Fatalf("claim: %d %s", resp.StatusCode, b)
+		}
 	}
 }
 
