@@ -41,10 +41,10 @@ func (e *Engine) bucketLocked(id string) (*bucketState, error) {
 
 // CreateBucket creates a bucket (extension §1.2). created is false when it already
 // existed (the HTTP layer answers 409, ErrBucketExists).
-// Errors: model.ErrBadBucketID, storage errors.
+// Errors: model.ErrBadBucketID, model.ErrReservedBucketID, storage errors.
 func (e *Engine) CreateBucket(id string) (created bool, err error) {
-	if !model.ValidBucketID(id) {
-		return false, model.ErrBadBucketID
+	if err := model.CheckBucketID(id); err != nil {
+		return false, err
 	}
 	if err := e.checkWritable(); err != nil {
 		return false, err
@@ -74,10 +74,10 @@ func (e *Engine) CreateBucket(id string) (created bool, err error) {
 }
 
 // Bucket returns a bucket's metadata (extension §1.3).
-// Errors: model.ErrBadBucketID, model.ErrBucketNotFound.
+// Errors: model.ErrBadBucketID, model.ErrReservedBucketID, model.ErrBucketNotFound.
 func (e *Engine) Bucket(id string) (BucketInfo, error) {
-	if !model.ValidBucketID(id) {
-		return BucketInfo{}, model.ErrBadBucketID
+	if err := model.CheckBucketID(id); err != nil {
+		return BucketInfo{}, err
 	}
 	e.mu.Lock()
 	b, err := e.bucketLocked(id)
@@ -103,10 +103,10 @@ func (e *Engine) Bucket(id string) (BucketInfo, error) {
 }
 
 // DeleteBucket deletes an empty bucket (extension §1.5).
-// Errors: model.ErrBadBucketID, model.ErrBucketNotFound, model.ErrBucketNotEmpty.
+// Errors: model.ErrBadBucketID, model.ErrReservedBucketID, model.ErrBucketNotFound, model.ErrBucketNotEmpty.
 func (e *Engine) DeleteBucket(id string) error {
-	if !model.ValidBucketID(id) {
-		return model.ErrBadBucketID
+	if err := model.CheckBucketID(id); err != nil {
+		return err
 	}
 	if err := e.checkWritable(); err != nil {
 		return err

@@ -138,6 +138,8 @@ func listen(ctx context.Context, o options, h http.Handler, log *slog.Logger) (*
 	if certs != nil {
 		srv.TLSConfig = certs.tlsConfig()
 		ln = tls.NewListener(ln, srv.TLSConfig)
+	} else {
+		ln = httpd.JSONErrorListener(ln) // net/http's own 400s get the JSON error body too
 	}
 	return srv, ln, certs, nil
 }
