@@ -26,6 +26,7 @@ import (
 
 	"github.com/dsd-project/dsd/engine"
 	"github.com/dsd-project/dsd/engine/storage"
+	"github.com/dsd-project/dsd/subs"
 )
 
 // Config configures a Node.
@@ -46,6 +47,9 @@ type Config struct {
 	Open func(k int, term uint64) (storage.Backend, error)
 	// Engine configures each partition's engine.
 	Engine engine.Options
+	// Subscriptions, when set, configures the delivery workers (Store is set per
+	// partition; workers.go); nil: no subscriptions.
+	Subscriptions *subs.Options
 	// CompatBucket is created, when not empty, by the owner of its partition.
 	CompatBucket string
 	// Logf logs (default log.Printf).
@@ -61,9 +65,11 @@ type Node struct {
 	kv  jetstream.KeyValue
 
 	mu      sync.Mutex
-	owned   map[int]*owned // partitions this node owns
-	remote  []holder       // last seen holder of every partition
-	changed chan struct{}  // closed and replaced at every change of ownership seen
+	owned   map[int]*owned       // partitions this node owns
+	remote  []holder             // last seen holder of every partition
+	changed chan struct{}        // closed and replaced at every change of ownership seen
+	workers map[int]*subs.Worker // running delivery workers of owned partitions
+	keys    *subs.Worker         // the key worker (JWKS, kid); nil without subscriptions
 
 	stop chan struct{}
 	done chan struct{}
@@ -77,6 +83,9 @@ type owned struct {
 	valid  time.Time      // serving ends here: sentAt + leaseTTL - leaseMargin
 	eng    *engine.Engine // nil until open (n.mu)
 	gone   chan struct{}  // closed when the ownership ends
+
+	wmu    sync.Mutex   // orders the start and stop of worker
+	worker *subs.Worker // the partition's delivery worker while it runs (wmu)
 }
 
 func (o *owned) renewed(rev uint64, sent time.Time) {
@@ -105,7 +114,13 @@ func Start(nc *nats.Conn, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, kv: kv, owned: make(map[int]*owned), remote: make([]holder, cfg.Partitions),
-		changed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+		changed: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
+		workers: map[int]*subs.Worker{}}
+	if cfg.Subscriptions != nil {
+		if err := n.startKeys(); err != nil {
+			return nil, err
+		}
+	}
 	go n.leaseLoop()
 	return n, nil
 }
@@ -188,6 +203,9 @@ func (n *Node) acquire(k int, st *leaseState, h holder, rev uint64, sent time.Ti
 	n.mu.Unlock()
 	n.cfg.Logf("cluster: node %s owns partition %d (term %d)", n.cfg.NodeID, k, h.Term)
 	go n.open(k, o)
+	if n.cfg.Subscriptions != nil {
+		go n.superviseWorker(k, o)
+	}
 }
 
 // open opens partition k's engine for ownership o, retrying every second until it opens
@@ -242,11 +260,18 @@ func (n *Node) openEngine(k int, term uint64) (*engine.Engine, error) {
 
 // release gives partition k up: requests stop at once, the engine closes in the background.
 func (n *Node) release(k int, st *leaseState, why string) {
+	o := st.held
+	n.mu.Lock()
+	valid := o.valid
+	n.mu.Unlock()
 	eng := n.drop(k, st)
 	n.cfg.Logf("cluster: node %s released partition %d: %s", n.cfg.NodeID, k, why)
-	if eng != nil {
-		go eng.Close()
-	}
+	go func() {
+		n.stopWorker(k, o, valid)
+		if eng != nil {
+			eng.Close()
+		}
+	}()
 }
 
 // drop ends this node's ownership of k and returns its engine (nil: not open yet).
@@ -268,7 +293,9 @@ func (n *Node) releaseClean(k int, st *leaseState) {
 	if o == nil {
 		return
 	}
-	if eng := n.drop(k, st); eng != nil {
+	eng := n.drop(k, st)
+	n.stopWorker(k, o, time.Now().Add(5*time.Second))
+	if eng != nil {
 		if err := eng.Close(); err != nil {
 			n.cfg.Logf("cluster: partition %d: close: %v", k, err)
 			return
@@ -342,5 +369,10 @@ func (n *Node) Close() error {
 		close(n.stop)
 	}
 	<-n.done
+	if n.keys != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = n.keys.Stop(ctx)
+	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/dsd-project/dsd/engine/memstore"
 	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/httpd"
+	"github.com/dsd-project/dsd/subs"
 )
 
 const testPartitions = 4
@@ -24,12 +26,14 @@ const testPartitions = 4
 // testCluster is three dsd nodes over a 3-server embedded NATS cluster; the partitions'
 // storage is shared in-memory stores (the backend is not what this package tests).
 type testCluster struct {
-	t     *testing.T
-	srv   []*server.Server
-	nodes []*Node
-	http  []*http.Server
-	conns []*nats.Conn
-	urls  []string
+	t      *testing.T
+	mu     sync.Mutex
+	events []event // every node's log lines, in order
+	srv    []*server.Server
+	nodes  []*Node
+	http   []*http.Server
+	conns  []*nats.Conn
+	urls   []string
 }
 
 func freeAddr(t *testing.T) string {
@@ -41,7 +45,18 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func startCluster(t *testing.T) *testCluster {
+// event is a line a node logged, with its time.
+type event struct {
+	at   time.Time
+	node int
+	line string
+}
+
+func startCluster(t *testing.T) *testCluster { return startClusterWith(t, nil) }
+
+// startClusterWith starts the cluster with subscription workers configured by so (nil:
+// none).
+func startClusterWith(t *testing.T, so *subs.Options) *testCluster {
 	tc := &testCluster{t: t}
 	routes := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
 	var wg sync.WaitGroup
@@ -87,11 +102,18 @@ func startCluster(t *testing.T) *testCluster {
 		}
 		n, err := Start(nc, Config{NodeID: fmt.Sprintf("n%d", i+1), Addr: ln.Addr().String(),
 			Partitions: testPartitions, Peers: 3, Rank: i, Open: open, CompatBucket: "default",
-			Logf: t.Logf})
+			Subscriptions: so, Logf: func(format string, args ...any) {
+				line := fmt.Sprintf(format, args...)
+				tc.mu.Lock()
+				tc.events = append(tc.events, event{at: time.Now(), node: i, line: line})
+				tc.mu.Unlock()
+				t.Log(line)
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := httpd.New(n.Store(), httpd.Config{CompatBucket: "default", LongPollTimeout: 5 * time.Second})
+		h := httpd.New(n.Store(), httpd.Config{CompatBucket: "default", LongPollTimeout: 5 * time.Second,
+			Subscriptions: n.Subscriptions()})
 		hs := &http.Server{Handler: n.Forwarder(h, "default", 32<<20)}
 		go hs.Serve(ln)
 		tc.nodes, tc.http, tc.conns = append(tc.nodes, n), append(tc.http, hs), append(tc.conns, nc)
@@ -236,4 +258,63 @@ func TestCutOffOwnerIsFenced(t *testing.T) {
 		t.Fatalf("GET after takeover: %d %q", st, body)
 	}
 	t.Logf("append through another node after the cut took %v", took)
+}
+
+// lastEvent returns the time of the last line matching re logged by node (-1: any) and
+// which node logged it; zero time when none.
+func (tc *testCluster) lastEvent(node int, re *regexp.Regexp) (time.Time, int) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	for i := len(tc.events) - 1; i >= 0; i-- {
+		if e := tc.events[i]; (node < 0 || e.node == node) && re.MatchString(e.line) {
+			return e.at, e.node
+		}
+	}
+	return time.Time{}, -1
+}
+
+// TestCutOffOwnersWorkerStopsFirst: the delivery worker of a partition whose owner is cut
+// off from NATS stops before its lease's validity ends, so before the node that takes
+// the partition over starts its own; the new owner's worker starts, and every node
+// serves the same JWKS (D10, D11; base protocol §6.5).
+func TestCutOffOwnersWorkerStopsFirst(t *testing.T) {
+	tc := startClusterWith(t, &subs.Options{})
+	do(t, "PUT", tc.urls[0]+"/alpha", "")
+	k := tc.nodes[0].PartitionOf("alpha")
+	delivers := regexp.MustCompile(fmt.Sprintf(`delivers partition %d's subscriptions`, k))
+	var owner int
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var at time.Time
+		if at, owner = tc.lastEvent(-1, delivers); !at.IsZero() {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no worker started for partition %d", k)
+		}
+	}
+	var jwks []string
+	for _, u := range tc.urls {
+		_, _, b := do(t, "GET", u+"/__ds/jwks.json", "")
+		jwks = append(jwks, b)
+	}
+	if jwks[0] == "" || jwks[0] != jwks[1] || jwks[1] != jwks[2] {
+		t.Fatalf("the nodes serve different key sets: %q", jwks)
+	}
+	tc.conns[owner].Close()
+	tc.http[owner].Close()
+	var took time.Time
+	var by int
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if took, by = tc.lastEvent(-1, delivers); by != owner && !took.IsZero() {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no other node started partition %d's worker", k)
+		}
+	}
+	stopped, _ := tc.lastEvent(owner, regexp.MustCompile(fmt.Sprintf(`stopped partition %d's subscriptions`, k)))
+	if stopped.IsZero() || !stopped.Before(took) {
+		t.Fatalf("the cut-off owner's worker stopped at %v, the new owner's started at %v", stopped, took)
+	}
+	t.Logf("old worker stopped %v before the new one started", took.Sub(stopped))
 }

@@ -39,7 +39,7 @@ func linkOf(t *testing.T, te *testEngine, k subs.Key, path string) subs.Link {
 // repeated PUT is 200, a different one 409; streams created later are pending from their
 // start; everything survives a reopen. Spec: B-6-03, B-6-05, B-6-07 (base protocol §6).
 func TestSubscriptionLifecycle(t *testing.T) {
-	te := newSubsTestEngine(t)
+	te := newTestEngine(t)
 	te.mustCreate("events/old", "text/plain", "abc")
 	te.mustCreate("wake/pool", "application/json", "[]")
 	k := subs.Key{Bucket: "test", ID: "s1"}
@@ -115,7 +115,7 @@ func TestSubscriptionLifecycle(t *testing.T) {
 // A pull-wake event is appended in the transaction of its decision; a missing or closed
 // wake stream writes neither. Spec: B-7-05 (base protocol §7.2), D10.
 func TestSubscriptionWakeEventCommit(t *testing.T) {
-	te := newSubsTestEngine(t)
+	te := newTestEngine(t)
 	te.mustCreate("wake/pool", "application/json", "[]")
 	k := subs.Key{Bucket: "test", ID: "p"}
 	if _, _, err := te.PutSubscription(k, pullConfig(t, `{"type":"pull-wake","wake_stream":"wake/pool","pattern":"e/*"}`)); err != nil {
@@ -143,7 +143,7 @@ func TestSubscriptionWakeEventCommit(t *testing.T) {
 
 // Keys survive a reopen; the observer hears of committed stream changes.
 func TestSubscriptionKeysAndObserver(t *testing.T) {
-	te := newSubsTestEngine(t)
+	te := newTestEngine(t)
 	keys := subs.Keys{TokenKey: []byte("0123456789abcdef0123456789abcdef"),
 		Signing: []subs.SigningKey{{Seed: make([]byte, 32), Created: time.Unix(1, 0).UTC()}}}
 	if err := te.SaveKeys(context.Background(), keys); err != nil {
@@ -164,7 +164,7 @@ func TestSubscriptionKeysAndObserver(t *testing.T) {
 
 // Deleting a bucket removes its subscriptions in the same transaction (D10).
 func TestDeleteBucketRemovesSubscriptions(t *testing.T) {
-	te := newSubsTestEngine(t)
+	te := newTestEngine(t)
 	if _, err := te.CreateBucket("gone"); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestDeleteBucketRemovesSubscriptions(t *testing.T) {
 // A failed commit moves nothing: neither the wake state nor the cursor nor the wake event
 // (they are one transaction), and the caller gets ErrStorageFailed. Spec: D4, D10.
 func TestSubscriptionCommitFailureMovesNothing(t *testing.T) {
-	te := newSubsTestEngine(t)
+	te := newTestEngine(t)
 	te.mustCreate("wake/pool", "application/json", "[]")
 	te.mustCreate("jobs/a", "text/plain", "abc")
 	k := subs.Key{Bucket: "test", ID: "f"}
@@ -221,7 +221,7 @@ func TestSubscriptionCommitFailureMovesNothing(t *testing.T) {
 // is not new to it); a deleted and re-created stream starts afresh, its old cursor
 // ignored. Spec: B-6-05 (base protocol §6.2), A-28, D10.
 func TestSubscriptionLinksAcrossForksAndRecreation(t *testing.T) {
-	te := newSubsTestEngine(t)
+	te := newTestEngine(t)
 	te.mustCreate("wake/pool", "application/json", "[]")
 	te.mustCreate("src", "text/plain", "abcd")
 	k := subs.Key{Bucket: "test", ID: "g"}
@@ -247,14 +247,4 @@ func TestSubscriptionLinksAcrossForksAndRecreation(t *testing.T) {
 	if l := linkOf(t, te, k, "e/x"); l.Acked != 0 || l.Tail != 2 {
 		t.Fatalf("a re-created stream starts afresh: %+v", l)
 	}
-}
-
-// newSubsTestEngine is newTestEngine on a backend that stores subscription records:
-// engine/jsstore does not yet (it refuses them with ErrSubscriptionsUnsupported).
-func newSubsTestEngine(t *testing.T) *testEngine {
-	t.Helper()
-	if onJetStream() {
-		t.Skip("engine/jsstore stores no subscription records yet (ErrSubscriptionsUnsupported); runs on bbolt and memory")
-	}
-	return newTestEngine(t)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/dsd-project/dsd/cluster"
 	"github.com/dsd-project/dsd/engine"
 	"github.com/dsd-project/dsd/httpd"
+	"github.com/dsd-project/dsd/subs"
 )
 
 // clusterOptions are the flags of the storage backend and of the cluster (D11).
@@ -44,7 +45,7 @@ type served struct {
 	eng   *engine.Engine // the bbolt engine (nil in a cluster: one engine per owned partition)
 	ready func() error   // a cluster node's readiness (/readyz); nil with eng
 	store httpd.Store
-	subs  httpd.SubscriptionWorker // nil: no subscriptions (the cluster: 501, A-32)
+	subs  httpd.SubscriptionWorker // the delivery workers behind the __ds routes
 	wrap  func(http.Handler) http.Handler
 	path  string
 	close func() error
@@ -134,13 +135,14 @@ func openCluster(o options, addr string) (served, error) {
 	}
 	node, err := cluster.Start(nc, cluster.Config{NodeID: c.node, Addr: addr, Partitions: c.partitions,
 		Peers: len(routes), Rank: indexOf(routes, c.natsClusterListen), Replicas: replicas,
-		Open: open, CompatBucket: o.compatBucket})
+		Open: open, CompatBucket: o.compatBucket,
+		Subscriptions: &subs.Options{AllowLoopback: o.webhookLoopback}})
 	if err != nil {
 		nc.Close()
 		stop()
 		return served{}, err
 	}
-	return served{store: node.Store(), ready: node.Ready, path: "jetstream " + url + " node " + c.node,
+	return served{store: node.Store(), ready: node.Ready, subs: node.Subscriptions(), path: "jetstream " + url + " node " + c.node,
 		wrap: func(h http.Handler) http.Handler { return node.Forwarder(h, o.compatBucket, o.maxBody) },
 		close: func() error {
 			err := node.Close()

@@ -78,13 +78,30 @@ func startDSD(t *testing.T, dataDir string, extra ...string) *dsdProcess {
 	t.Helper()
 	args := append([]string{"--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", dataDir,
 		"--long-poll-timeout", "500ms"}, extra...)
-	cmd := exec.Command(dsdBinary(t), args...)
-	stderr, err := cmd.StderrPipe()
+	return startDSDArgs(t, args...)
+}
+
+// startDSDArgs starts dsd with exactly args and waits for its address.
+func startDSDArgs(t *testing.T, args ...string) *dsdProcess {
+	t.Helper()
+	p, err := launchDSD(dsdBinary(t), args...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { p.kill() })
+	return p
+}
+
+// launchDSD starts bin with args and waits for its address; on failure the process is
+// killed and the error carries its log. It may run on any goroutine.
+func launchDSD(bin string, args ...string) (*dsdProcess, error) {
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	p := &dsdProcess{cmd: cmd, done: make(chan struct{}), log: &syncBuffer{}, adminc: make(chan string, 1)}
 	urlc := make(chan string, 1)
@@ -104,14 +121,13 @@ func startDSD(t *testing.T, dataDir string, extra ...string) *dsdProcess {
 	go func() { cmd.Wait(); close(p.done) }()
 	select {
 	case p.url = <-urlc:
+		return p, nil
 	case <-p.done:
-		t.Fatalf("dsd exited during start-up:\n%s", p.log)
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("dsd did not start:\n%s", p.log)
+		return nil, fmt.Errorf("dsd exited during start-up:\n%s", p.log)
+	case <-time.After(30 * time.Second):
+		p.kill()
+		return nil, fmt.Errorf("dsd did not start:\n%s", p.log)
 	}
-	t.Cleanup(func() { p.kill() })
-	return p
 }
 
 // sendOnce sends v unless c (buffered, of size 1) is full: the log reader never blocks.

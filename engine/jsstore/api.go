@@ -159,6 +159,7 @@ type Store struct {
 	dropAck  func(subject string, attempt int) bool // tests: lose the reply of an attempt
 	noDirect bool                                   // tests: direct gets answer nothing
 	noNames  bool                                   // tests: name bindings fail unpublished
+	noSettle bool                                   // tests: subscription records are never materialized
 	decoded  atomic.Uint64                          // frames decoded from JetStream (tests)
 	frames   *frameCache
 	streams  map[int]jetstream.Stream // partition streams' handles (set by Open)

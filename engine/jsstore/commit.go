@@ -9,8 +9,8 @@ import (
 )
 
 // plan is a group laid out as publications: one frame per incarnation (phase 1), then
-// the further metas of the changes that succeeded (phase 1b), then name bindings and
-// bucket records (phase 2).
+// the further metas of the changes that succeeded (phase 1b), the subscription journals
+// (kv), then name bindings and bucket records (phase 2).
 type plan struct {
 	frames  []*framePlan
 	also    []alsoPart       // metas of further incarnations: published after the frames
@@ -21,6 +21,7 @@ type plan struct {
 	buckets []*bucketPlan
 	byID    map[string]*bucketPlan
 	created map[uint64]int // partition of each sid the group binds
+	kv      *kvPlan
 }
 
 // alsoPart is a change's meta of a further incarnation (a fork source's reference
@@ -45,13 +46,6 @@ type framePlan struct {
 // every publication it needs is acknowledged (fsynced on a quorum), storage.ErrConflict,
 // storage.ErrUnknown, ErrNotOwned, or a store failure.
 func (s *Store) Commit(group []storage.Change) []error {
-	if err := subsUnsupported(group); err != nil {
-		out := make([]error, len(group))
-		for i := range out {
-			out[i] = err
-		}
-		return out
-	}
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
 	return s.commitLocked(group)
@@ -74,11 +68,18 @@ func (s *Store) commitLocked(group []storage.Change) []error {
 			return fill(errs, err)
 		}
 	}
+	if s.kvPending() {
+		if err := s.settleKV(); err != nil {
+			failSubs(group, errs, err)
+		}
+	}
 	pl := s.plan(group, errs)
 	s.publishFrames(pl.frames, errs)
+	s.applyFramedKV(pl)
 	also := s.alsoFrames(pl, errs)
 	s.publishFrames(also, errs)
 	pl.frames = append(pl.frames, also...)
+	s.publishJournals(pl, errs)
 	s.decidePhase2(pl, errs)
 	s.run(len(pl.names)+len(pl.buckets), func(i int) {
 		if i < len(pl.names) {
@@ -98,6 +99,9 @@ func (s *Store) commitLocked(group []storage.Change) []error {
 		}
 	}
 	s.applyNames(pl)
+	if s.kvPending() {
+		_ = s.settleKV() // committed already; what fails stays pending, retried next time
+	}
 	s.afterCommit(pl)
 	return errs
 }
@@ -174,11 +178,14 @@ func (s *Store) run(n int, fn func(i int)) {
 // ErrNotOwned before anything is published.
 func (s *Store) plan(group []storage.Change, errs []error) *plan {
 	pl := &plan{bySID: map[uint64]*framePlan{}, byName: map[string]*namePlan{}, metaBy: map[uint64][]int{},
-		byID: map[string]*bucketPlan{}, created: map[uint64]int{}}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+		byID: map[string]*bucketPlan{}, created: map[uint64]int{}, kv: newKVPlan()}
+	s.mu.Lock() // planKV may rebuild a space's sorted keys
+	defer s.mu.Unlock()
 	for i := range group {
 		c := &group[i]
+		if errs[i] != nil { // refused before planning (settleKV)
+			continue
+		}
 		if err := s.resolve(pl, c); err != nil {
 			if errors.Is(err, ErrNotOwned) {
 				err = fmt.Errorf("%w: %w", storage.ErrConflict, err)
@@ -193,6 +200,9 @@ func (s *Store) plan(group []storage.Change, errs []error) *plan {
 			f := pl.frame(s, c.SID)
 			addChange(&f.h, &f.data, c)
 			f.note(i)
+		}
+		if len(c.Subs) > 0 {
+			s.planKV(pl, i, c)
 		}
 		for _, m := range c.Also {
 			pl.also = append(pl.also, alsoPart{change: i, meta: m})
@@ -250,6 +260,11 @@ func (s *Store) resolve(pl *plan, c *storage.Change) error {
 	}
 	if b := c.Bucket; b != nil && s.parts[PartitionOfBucket(b.ID, s.opts.Partitions)] == nil {
 		return ErrNotOwned
+	}
+	for _, u := range c.Subs {
+		if s.parts[s.kvPartition(u.Space, u.Key)] == nil {
+			return fmt.Errorf("%w: the partition of %s key %q", ErrNotOwned, u.Space, u.Key)
+		}
 	}
 	return nil
 }
@@ -356,7 +371,9 @@ func (s *Store) afterCommit(pl *plan) {
 			done = append(done, f)
 		}
 	}
-	s.run(len(done), func(i int) { s.maybeCheckpoint(done[i].k, done[i].sid) })
+	if !s.kvPending() { // a checkpoint must not hide a frame whose records are pending
+		s.run(len(done), func(i int) { s.maybeCheckpoint(done[i].k, done[i].sid) })
+	}
 	for _, n := range pl.names {
 		if storage.PerStream(n.err) {
 			s.reloadName(n.k, n.name)

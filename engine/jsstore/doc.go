@@ -21,6 +21,10 @@
 //	                   (CAS on the subject, rolled up)
 //	r.<k>.b.<hex id>   a bucket record, or its deletion (CAS, rolled up)
 //	r.<k>.h            the highest id collected (rolled up), so LastSID never goes back
+//	r.<k>.s.<hex key>  a subscription record, link record or the keys (storage.Change.Subs)
+//	                   of a bucket that lives here, or its deletion (CAS, rolled up)
+//	r.<k>.j            the journal: the subscription records a commit group wrote outside
+//	                   its frames (CAS, rolled up; kv.go)
 //	r.<k>.p            probe writes (rolled up)
 //
 // A name lives in partition PartitionOf(bucket, stream), a stable FNV-1a hash of
@@ -37,6 +41,18 @@
 // the same message as the data it describes, so the two are atomic by construction. The
 // tail, record tail, producers, receipts, snapshots and deletion of an incarnation are
 // the fold of its log.
+//
+// # Subscription records
+//
+// A change's subscription records (base protocol §6-§7, D10) commit in one message with
+// the rest of the change: in its incarnation's frame (a pull-wake event's append and the
+// state that issues it), else in the partition's journal message of the group; they are
+// then materialized on their keys' subjects. Opening a partition takes, per key, the put
+// with the highest sequence among its subject, the journal and the frames after the
+// checkpoints, so nothing committed is lost between the commit and the materialization
+// (kv.go). The keys of spaces subs and links live in their bucket's partition, the keys
+// space in partition 0; a change whose records are in another partition than its frame
+// journals them after the frame (a cluster's stores have one partition each).
 //
 // # Commit
 //

@@ -30,6 +30,7 @@ type part struct {
 	Retained bool                 `json:"ret,omitempty"`
 	Meta     *storage.Meta        `json:"meta,omitempty"`
 	Delete   bool                 `json:"del,omitempty"`
+	KV       []kvPut              `json:"kv,omitempty"` // the change's subscription records (kv.go)
 }
 
 type snapPart struct {

@@ -46,6 +46,9 @@ func (s *Store) select_(limit int, keep func(*inc) bool) []uint64 {
 func (s *Store) Collect(sid uint64, limit int) (bool, error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
+	if err := s.settleFirst(); err != nil {
+		return false, err
+	}
 	s.mu.RLock()
 	k, in := s.lookup(sid)
 	var stage int
@@ -114,6 +117,9 @@ func (s *Store) hwmSubj(k int) string { return fmt.Sprintf("%s.%d.h", s.root, k)
 func (s *Store) Trim(sid uint64, limit int) (bool, error) {
 	s.commitMu.Lock()
 	defer s.commitMu.Unlock()
+	if err := s.settleFirst(); err != nil {
+		return false, err
+	}
 	s.mu.Lock()
 	k, in := s.lookup(sid)
 	m := in.meta()
@@ -185,4 +191,16 @@ func (s *Store) Probe() error {
 	}
 	_, err := s.publish(pub{k: k, subj: fmt.Sprintf("%s.%d.p", s.root, k), data: []byte("probe"), rollup: true})
 	return err
+}
+
+// settleFirst materializes pending subscription records before a purge may free the
+// frames that carry them (commitMu held).
+func (s *Store) settleFirst() error {
+	if !s.kvPending() {
+		return nil
+	}
+	if err := s.settleKV(); err != nil {
+		return fmt.Errorf("%w: %w", errKVPending, err)
+	}
+	return nil
 }

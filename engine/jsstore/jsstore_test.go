@@ -63,7 +63,6 @@ func TestJetStream(t *testing.T) {
 				}
 				b.(*Store).SetFault(f)
 			},
-			NoSubscriptions: true, // ErrSubscriptionsUnsupported
 		})
 	})
 	t.Run("InDoubtResend", func(t *testing.T) { testInDoubt(t, e) })
@@ -73,6 +72,8 @@ func TestJetStream(t *testing.T) {
 	t.Run("ForkReferences", func(t *testing.T) { testForkReferences(t, e) })
 	t.Run("RacingWriters", func(t *testing.T) { testRacingWriters(t, e) })
 	t.Run("Purges", func(t *testing.T) { testPurges(t, e) })
+	t.Run("SubscriptionCrashWindow", func(t *testing.T) { testKVCrashWindow(t, e) })
+	t.Run("SubscriptionConflict", func(t *testing.T) { testKVConflict(t, e) })
 	t.Run("PartitionHandover", func(t *testing.T) { testPartitionHandover(t, e) })
 	t.Run("Orphans", func(t *testing.T) { testOrphans(t, e) })
 	t.Run("OffsetIndex", func(t *testing.T) { testOffsetIndex(t, e) })

@@ -57,6 +57,9 @@ func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 			p.buckets[bm.ID] = bucketEntry{Rec: bm.Rec, Seq: seq}
 		}
 	}
+	if err := s.loadKV(ctx, k, info.State.Subjects, &p.kv); err != nil {
+		return nil, err
+	}
 	incs, errs := make([]*inc, len(sids)), make([]error, len(sids))
 	s.run(len(sids), func(i int) { incs[i], errs[i] = s.loadInc(ctx, k, sids[i]) })
 	for i, sid := range sids {
@@ -65,6 +68,7 @@ func (s *Store) loadPartition(ctx context.Context, k int) (*partition, error) {
 		}
 		p.incs[sid] = incs[i]
 		p.lastSID = max(p.lastSID, sid)
+		incs[i].foldKV(&p.kv)
 		delete(aux, s.logSubj(k, sid))
 	}
 	p.lastSID = max(p.lastSID, p.hwm)
@@ -99,9 +103,24 @@ func (s *Store) loadInc(ctx context.Context, k int, sid uint64) (*inc, error) {
 	}
 	err = s.eachFrame(ctx, k, sid, in.Seq+1, last.Seq, func(f *frame) bool {
 		in.apply(f, s.opts.IndexBytes)
+		for i := range f.head.Parts {
+			if kv := f.head.Parts[i].KV; len(kv) > 0 {
+				in.kvSeen = append(in.kvSeen, kvAt{seq: f.seq, puts: kv})
+			}
+		}
 		return true
 	})
 	return in, err
+}
+
+// foldKV folds the subscription records of the frames loaded into st (newest wins).
+func (in *inc) foldKV(st *kvState) {
+	for _, at := range in.kvSeen {
+		for _, p := range at.puts {
+			st.apply(p, at.seq)
+		}
+	}
+	in.kvSeen = nil
 }
 
 func (in *inc) fillMaps() {
@@ -171,6 +190,7 @@ func (s *Store) reloadInc(k int, sid uint64) {
 			return
 		}
 		p.incs[sid] = in
+		in.foldKV(&p.kv)
 		s.sidPart[sid] = k
 		p.lastSID = max(p.lastSID, sid)
 	}

@@ -18,6 +18,7 @@ type partition struct {
 	hwm       uint64 // the high-water mark of collected ids (subject r.<k>.h)
 	loadedAt  time.Time
 	conflicts uint64
+	kv        kvState // subscription records of the buckets that live here (kv.go)
 }
 
 // binding is the last message on a name's subject: the sid it binds (0: unbound).
@@ -50,7 +51,8 @@ type inc struct {
 	TrimRec  uint64 `json:"trimrec,omitempty"` // records below are freed
 	Stage    int    `json:"stage,omitempty"`   // collection progress of a deleted incarnation
 
-	sinceFrames int // frames and bytes since the last checkpoint
+	kvSeen      []kvAt // loading: the subscription records of the frames folded
+	sinceFrames int    // frames and bytes since the last checkpoint
 	sinceBytes  int
 }
 
@@ -76,7 +78,7 @@ func newInc(sid uint64) *inc {
 
 func newPartition(k int) *partition {
 	return &partition{k: k, incs: map[uint64]*inc{}, names: map[string]binding{},
-		buckets: map[string]bucketEntry{}, loadedAt: time.Now()}
+		buckets: map[string]bucketEntry{}, loadedAt: time.Now(), kv: newKVState()}
 }
 
 // apply folds frame f (committed at f.seq) into in. step is the offset index spacing.

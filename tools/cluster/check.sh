@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make cluster-check: a 3-node dsd cluster on embedded NATS JetStream, on free loopback
-# ports, checked by the conformance kit (both surfaces) and the upstream suite against
+# ports, checked by the conformance kit (both surfaces, ext:subscriptions included: the
+# webhooks are delivered by the partition's owner) and the upstream suite against
 # node 1 and round-robin through all three nodes (tools/cluster/rrproxy), then a fault
 # run: dslincheck through the round-robin proxy while tools/cluster/nemesis SIGKILLs and
 # restarts the JetStream leader of a partition, its owner and a follower (at least
@@ -18,7 +19,9 @@ KILLS="${KILLS:-6}"
 export PARTITIONS="${PARTITIONS:-6}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/dsd-cluster.XXXXXX")"
 export DSD_BIN="$WORK/dsd"
-export DSD_FLAGS="--long-poll-timeout ${DS_LONGPOLL_MS:-500}ms"
+# Subscriptions with webhooks and the loopback exception: the kit's receivers are on
+# 127.0.0.1 (as make conformance runs dsd).
+export DSD_FLAGS="--long-poll-timeout ${DS_LONGPOLL_MS:-500}ms --webhooks --webhook-allow-loopback"
 passed=0 failed=0
 PIDS=()
 cleanup() {
@@ -53,7 +56,7 @@ for _ in $(seq 1 100); do
   RR="$(grep -o 'http://[0-9.:]*' "$WORK/rrproxy.log" | head -1)" && [ -n "$RR" ] && break; sleep 0.1
 done
 
-EXT="fork,json-record-coordinates-v1,snapshot,bootstrap,append-batch,attrs"
+EXT="fork,json-record-coordinates-v1,snapshot,bootstrap,append-batch,attrs,subscriptions"
 CONF=("$BIN/dsconform" --mode full --long-poll-timeout "${DS_LONGPOLL_MS:-500}ms" --extensions "$EXT" --profiles dsd --compat-bucket default)
 CHECKS="${CHECKS:-conformance fault}"
 [[ "$CHECKS" == *conformance* ]] && for target in "node1=$N1" "round-robin=$RR"; do
@@ -62,7 +65,7 @@ CHECKS="${CHECKS:-conformance fault}"
     step "kit $surface $name" "${CONF[@]}" --surface "$surface" --base-url "$url" --report-dir "$WORK/reports/$name-$surface"
   done
   if [ -f "$PEER_DIR/node_modules/@durable-streams/server/package.json" ]; then
-    step "upstream suite $name" env DS_BASE_URL="$url" "$ROOT/tools/run-upstream-suite.sh"
+    step "upstream suite $name" env DS_BASE_URL="$url" DS_SUBSCRIPTIONS=1 "$ROOT/tools/run-upstream-suite.sh"
   else
     echo "cluster-check: SKIP upstream suite $name: peers not installed (make peers-install)"
   fi
