@@ -205,9 +205,8 @@ type scanned struct {
 	tornLen int64
 }
 
-// scanLog reads every record after from in dir. A bad record is torn when nothing but
-// zeros, or nothing at all, follows its claimed end in the last segment; any other bad
-// record is ErrLogCorrupt.
+// scanLog reads every record after from in dir. A bad record in the last segment is torn
+// when no whole record follows it; any other bad record is ErrLogCorrupt.
 func scanLog(dir string, from logPos) (scanned, error) {
 	var sc scanned
 	segs, err := segments(dir)
@@ -274,18 +273,11 @@ func readRecord(b []byte) ([]storage.Change, int, error) {
 }
 
 // tornTail reports whether a bad record at the start of b can be the last write cut
-// short: its header is incomplete, its length reaches past the end, its bytes end the
-// segment, or only zeros (space the file system extended but never wrote) follow.
+// short: no whole record starts anywhere after it. (A torn write leaves at most one
+// group's bytes, so the search is short; on a damaged log it stops at the next record.)
 func tornTail(b []byte) bool {
-	if len(b) < frameHeader {
-		return true
-	}
-	n := uint64(binary.LittleEndian.Uint32(b))
-	if n != 0 && n <= maxRecord && n >= uint64(len(b)-frameHeader) {
-		return true
-	}
-	for _, c := range b {
-		if c != 0 {
+	for i := 1; i+frameHeader < len(b); i++ {
+		if _, _, err := readRecord(b[i:]); err == nil {
 			return false
 		}
 	}
