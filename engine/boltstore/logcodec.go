@@ -203,6 +203,14 @@ func appendBytes(b, v []byte) []byte {
 	return append(b, v...)
 }
 
+// EncodeLogRecord returns group as one framed group-log record (the fuzz targets).
+func EncodeLogRecord(group []storage.Change) []byte { return appendFrame(nil, group) }
+
+// DecodeLogRecord decodes the framed record at the start of b: its group (byte slices
+// alias b) and its size in bytes. Errors: a short, mis-sized, mis-checksummed or
+// malformed record.
+func DecodeLogRecord(b []byte) ([]storage.Change, int, error) { return readRecord(b) }
+
 // decodePayload decodes a record's payload (version byte and group). The changes'
 // byte slices alias p. Errors: errRecord (wrapped with what is wrong).
 func decodePayload(p []byte) ([]storage.Change, error) {
@@ -268,6 +276,16 @@ func (d *decoder) count(min int) uint64 {
 	return n
 }
 
+// list reads the count of a part present in the mask: at least one item (an empty list
+// is encoded by leaving the part out).
+func (d *decoder) list(min int) uint64 {
+	n := d.count(min)
+	if n == 0 {
+		d.fail("empty list")
+	}
+	return n
+}
+
 func (d *decoder) bytes() []byte {
 	n := d.uvarint()
 	if n > uint64(len(d.b)) {
@@ -309,7 +327,7 @@ func (d *decoder) change() storage.Change {
 		c.DropSnapshot = &off
 	}
 	if mask&hasMessages != 0 {
-		n := d.count(2)
+		n := d.list(2)
 		c.Messages = make([]storage.Message, 0, n)
 		for i := uint64(0); i < n; i++ {
 			m := storage.Message{Off: d.uvarint(), Val: d.bytes()}
@@ -329,7 +347,7 @@ func (d *decoder) change() storage.Change {
 	}
 	c.Retained = mask&hasRetained != 0
 	if mask&hasUnbind != 0 {
-		n := d.count(3)
+		n := d.list(3)
 		for i := uint64(0); i < n; i++ {
 			c.Unbind = append(c.Unbind, d.binding())
 		}
@@ -343,7 +361,7 @@ func (d *decoder) change() storage.Change {
 		d.fail("bucket record without a bucket")
 	}
 	if mask&hasSubs != 0 {
-		n := d.count(3)
+		n := d.list(3)
 		for i := uint64(0); i < n; i++ {
 			c.Subs = append(c.Subs, d.kv())
 		}
@@ -352,7 +370,7 @@ func (d *decoder) change() storage.Change {
 		c.Meta = d.meta()
 	}
 	if mask&hasAlso != 0 {
-		n := d.count(1)
+		n := d.list(1)
 		for i := uint64(0); i < n && d.err == nil; i++ {
 			c.Also = append(c.Also, d.meta())
 		}
