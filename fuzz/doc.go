@@ -16,6 +16,7 @@
 //	FuzzHeldTail               SSE hold-back of an incomplete UTF-8 tail: no byte lost, events whole (D9)
 //	FuzzHTTPHandler            any request through httpd: never a 5xx, never a panic
 //	FuzzModelVsEngine          command scripts on the model, the engine and httpd agree
+//	FuzzLogRecord              boltstore's group-log record decoder: canonical round trip, refusals (D4)
 //
 // `go test ./fuzz` replays the inline seeds and the committed corpus under
 // testdata/fuzz/FuzzX/ (see README.md for provenance); `make fuzz FUZZTIME=30s` fuzzes

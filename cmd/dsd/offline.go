@@ -34,6 +34,13 @@ func checkMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: ok (%d buckets, %d streams, %d incarnations)\n", args[0], rep.Buckets, rep.Streams, rep.Incarnations)
+	if rep.Logged > 0 || rep.LoggedTorn {
+		fmt.Fprintf(stdout, "%s: %d committed groups in %s, replayed at the next start", args[0], rep.Logged, boltstore.LogDir)
+		if rep.LoggedTorn {
+			fmt.Fprint(stdout, " (its last record was cut short by a crash: never acknowledged, cut off then)")
+		}
+		fmt.Fprintln(stdout)
+	}
 	return 0
 }
 

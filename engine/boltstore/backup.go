@@ -9,9 +9,13 @@ import (
 // Backup writes a consistent copy of the data file to w while it is in use: one read
 // transaction, so writers are not blocked (while it lasts the file cannot be remapped: a
 // file growing past its mapping, 1 GiB at first, delays commits until the copy ends). The
-// copy holds every group committed before the call. size, when set, gets the copy's size
-// in bytes before the first byte is written. Errors: w's, IO.
+// copy holds every group committed before the call: it checkpoints the group log first,
+// so the copy is complete without the log. size, when set, gets the copy's size in bytes
+// before the first byte is written. Errors: the checkpoint's, w's, IO.
 func (s *Store) Backup(w io.Writer, size func(int64)) (int64, error) {
+	if err := s.checkpoint(nil); err != nil {
+		return 0, err
+	}
 	var n int64
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if size != nil {

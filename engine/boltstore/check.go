@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -16,6 +17,11 @@ import (
 // CheckReport is what CheckFile found.
 type CheckReport struct {
 	Buckets, Streams, Incarnations int
+	// Logged counts the groups of the group log beside the file (LogDir) not yet in it:
+	// the next Open replays them. LoggedTorn is set when the log ends in a record cut
+	// short (a commit never acknowledged, cut off at the next Open).
+	Logged     int
+	LoggedTorn bool
 	// Problems lists the damage found, at most maxProblems entries; empty when sound.
 	Problems []string
 }
@@ -29,7 +35,9 @@ const maxProblems = 100
 // message offsets, producer states and receipts lie within the stream, the visible
 // snapshot's body is stored with its size and digest, every name, fork source and bucket
 // count agrees, and no storage belongs to an unknown incarnation. The error is for a file
-// that cannot be read at all (missing, not bbolt, in use: ErrLocked).
+// that cannot be read at all (missing, not bbolt, in use: ErrLocked). The group log beside
+// the file is read too: a damaged record followed by more data is a problem
+// (ErrLogCorrupt); the groups it holds are counted in Logged.
 func CheckFile(path string) (CheckReport, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if errors.Is(err, bolterrors.ErrTimeout) {
@@ -48,9 +56,28 @@ func CheckFile(path string) (CheckReport, error) {
 			return nil // dsd's invariants mean little on a broken B+tree
 		}
 		c.tx = tx
-		return c.run()
+		if err := c.run(); err != nil {
+			return err
+		}
+		c.checkLog(filepath.Join(filepath.Dir(path), LogDir))
+		return nil
 	})
 	return c.rep, err
+}
+
+// checkLog scans the group log after the file's stored position.
+func (c *checker) checkLog(dir string) {
+	from, ok := parseLogPos(c.tx.Bucket(bktSystem).Get(keyLogPos))
+	if !ok && c.tx.Bucket(bktSystem).Get(keyLogPos) != nil {
+		c.addf("group log position: malformed")
+		return
+	}
+	sc, err := scanLog(dir, from)
+	if err != nil {
+		c.addf("group log: %v", err)
+		return
+	}
+	c.rep.Logged, c.rep.LoggedTorn = len(sc.groups), sc.torn != nil
 }
 
 // checker walks one read transaction.
@@ -114,7 +141,7 @@ func (c *checker) loadMetas() error {
 	}
 	err := c.tx.Bucket(bktMeta).ForEach(func(k, v []byte) error {
 		sid := getU64(k)
-		m, err := loadMeta(c.tx, sid)
+		m, err := loadMeta(c.tx, view{}, sid)
 		if err != nil {
 			c.addf("stream %d: meta does not decode: %v", sid, err)
 			return nil

@@ -1,23 +1,26 @@
 package boltstore
 
 import (
+	"fmt"
+
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/dsd-project/dsd/engine/storage"
 )
 
-// Commit applies the group in one transaction (one fsync): every change is durable, or
-// none is and each gets the transaction's error.
+// Commit makes the group durable, all or nothing. A group of appends only (logged) is one
+// record of the group log: one write and one fdatasync, checkpointed into the data file
+// later. Any other group is applied to the data file in one transaction (one fsync),
+// together with a checkpoint of every group logged before it. Errors: the log's or the
+// transaction's, the same for every change; a failed checkpoint fails the next group
+// until Probe succeeds (D4).
 func (s *Store) Commit(group []storage.Change) []error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		if err := applyGroup(tx, group); err != nil {
-			return err
-		}
-		if f := s.fault.Load(); f != nil {
-			return (*f)()
-		}
-		return nil
-	})
+	var err error
+	if loggable(group) {
+		err = s.commitLogged(group)
+	} else {
+		err = s.checkpoint(group)
+	}
 	out := make([]error, len(group))
 	if err != nil {
 		for i := range out {
@@ -25,6 +28,44 @@ func (s *Store) Commit(group []storage.Change) []error {
 		}
 	}
 	return out
+}
+
+func (s *Store) commitLogged(group []storage.Change) error {
+	if p := s.ckErr.Load(); p != nil {
+		return fmt.Errorf("boltstore: checkpoint: %w", *p)
+	}
+	if f := s.fault.Load(); f != nil {
+		if err := (*f)(); err != nil {
+			return err
+		}
+	}
+	start := s.log.pos
+	end, err := s.log.append(group)
+	if err != nil {
+		return err
+	}
+	size := int64(end.off - start.off)
+	if end.seg != start.seg {
+		size = int64(end.off)
+	}
+	s.logged(group, end, size)
+	return nil
+}
+
+// loggable reports whether every change of group is append-shaped: messages, record
+// index entries, producer state and receipt, metas. Those are what the layers index.
+func loggable(group []storage.Change) bool {
+	for i := range group {
+		c := &group[i]
+		if c.Bind != nil || c.PutSnapshot != nil || c.DropSnapshot != nil || c.Retained ||
+			len(c.Unbind) > 0 || c.Bucket != nil || len(c.Subs) > 0 {
+			return false
+		}
+		if p := c.Producer; p != nil && p.State == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // applyGroup writes each change's parts in order, then the last meta of each

@@ -9,13 +9,31 @@ import (
 	"github.com/dsd-project/dsd/engine/storage/storagetest"
 )
 
-// The storage contract on a data file. Spec: DESIGN.md D4, D11.
+// The checkpointer settings the contract runs under: the default, every group applied to
+// the data file as it commits, and never (every read served from the log's layers).
+var checkpointModes = []struct {
+	name string
+	opts boltstore.Options
+}{
+	{"default", boltstore.Options{NoSync: true}},
+	{"every-group", boltstore.Options{NoSync: true, CheckpointBytes: 1, CheckpointInline: true, CheckpointInterval: -1}},
+	{"never", boltstore.Options{NoSync: true, CheckpointBytes: -1, CheckpointInterval: -1}},
+}
+
+// The storage contract on a data file and its group log, under each checkpointer
+// setting. Spec: DESIGN.md D4, D11.
 func TestContract(t *testing.T) {
+	for _, mode := range checkpointModes {
+		t.Run(mode.name, func(t *testing.T) { contract(t, mode.opts) })
+	}
+}
+
+func contract(t *testing.T, opts boltstore.Options) {
 	storagetest.Run(t, storagetest.Harness{
 		New: func(t *testing.T) func() storage.Backend {
 			dir := t.TempDir()
 			return func() storage.Backend {
-				st, err := boltstore.Open(dir, boltstore.Options{NoSync: true})
+				st, err := boltstore.Open(dir, opts)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -77,7 +77,7 @@ func (s *Store) Trim(sid uint64, limit int) (finished bool, err error) {
 }
 
 func trimTx(tx *bolt.Tx, sid uint64, limit int) (finished bool, err error) {
-	m, err := loadMeta(tx, sid)
+	m, err := loadMeta(tx, view{}, sid)
 	if err != nil {
 		return false, err
 	}

@@ -28,8 +28,10 @@ import (
 //	         state, tombstone (base protocol §6-§7, D10)
 //	links    "{bucket}\x00{sub id}\x00{path}" -> linkRecord (JSON): a cursor of one link
 //	system   "sign_keys" -> subs.Keys (JSON): webhook signing keys and the token key
+//	system   "log_pos" -> u64 segment | u64 offset: the group log position applied (store.go)
 //
-// subs and links were added without a format change: opening an older file creates them.
+// subs, links and log_pos were added without a format change: opening an older file
+// creates them (log_pos at the first checkpoint).
 const formatVersion = "dsd-2"
 
 var (
@@ -54,6 +56,7 @@ var (
 	keyNextSID  = []byte("next_sid")
 	keyProbe    = []byte("probe")
 	keySignKeys = []byte("sign_keys")
+	keyLogPos   = []byte("log_pos")
 )
 
 func u64(v uint64) []byte {

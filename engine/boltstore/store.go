@@ -1,13 +1,34 @@
-// Package boltstore is dsd's default storage backend (storage.Backend): every stream in
-// one bbolt file, each commit group one transaction and one fsync (D4). schema.go is the
-// on-disk layout (format dsd-2).
+// Package boltstore is dsd's default storage backend (storage.Backend): a group log in
+// front of one bbolt file. schema.go is the data file's layout (format dsd-2).
+//
+// A commit group of appends (messages, record index entries, producer states and
+// receipts, metas) is one record appended to the group log, LogDir: segment files
+// "dsd.log/000000000001.seg", ... each a sequence of records framed by length and
+// CRC-32C (logcodec.go). One write(2) and one fdatasync per group is the durability point
+// (D4). The checkpointer then applies every group logged since its last run to the data
+// file in one bbolt transaction, together with the log position it reached
+// (system "log_pos"), and deletes the segments wholly below it: bbolt's page writes are
+// paid once per checkpoint, not per group. Until then the groups live in memory as
+// layers (overlay.go) that every read merges with the data file, so reads see every
+// committed group. A group with any other change (create, delete, snapshot, retention,
+// bucket, subscription records) is applied to the data file directly, in the same
+// transaction as a checkpoint of everything logged before it.
+//
+// Open replays the log after the stored position into the data file. A record cut short
+// at the very end of the last segment is a group whose sync never returned (never
+// acknowledged): it is cut off with a warning. A damaged record followed by more data is
+// ErrLogCorrupt and Open refuses the directory (CheckFile reports it too). Close and
+// Backup checkpoint first; a cleanly closed store leaves no log, so its data file is
+// complete on its own.
 package boltstore
 
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,12 +50,47 @@ type Options struct {
 	Timeout time.Duration
 	// NoSync skips fsync. UNSAFE: acknowledged data can be lost on a crash. Tests only.
 	NoSync bool
+	// CheckpointInterval is how often the checkpointer applies the logged groups to the
+	// data file (0: DefaultCheckpointInterval; negative: never by time).
+	CheckpointInterval time.Duration
+	// CheckpointBytes of logged groups start a checkpoint early (0:
+	// DefaultCheckpointBytes; negative: never by size). With CheckpointBytes 1 and
+	// CheckpointInline every group is checkpointed as it commits.
+	CheckpointBytes int64
+	// CheckpointInline runs the size-triggered checkpoint inside Commit instead of in
+	// the background (tests).
+	CheckpointInline bool
+	// SegmentBytes is the size past which the log starts a new segment (0:
+	// DefaultSegmentBytes).
+	SegmentBytes int64
+	// Warn receives what recovery repaired (nil: slog.Warn).
+	Warn func(msg string, args ...any)
 }
 
-// Store is a storage.Backend on one bbolt file.
+// The checkpointer's defaults: a checkpoint every 200 ms or 8 MiB of log, segments of
+// 64 MiB.
+const (
+	DefaultCheckpointInterval       = 200 * time.Millisecond
+	DefaultCheckpointBytes    int64 = 8 << 20
+	DefaultSegmentBytes       int64 = 64 << 20
+)
+
+// Store is a storage.Backend on one bbolt file and its group log.
 type Store struct {
 	db    *bolt.DB
+	opts  Options
 	fault atomic.Pointer[func() error]
+	log   wal // the committer's
+
+	mu     sync.RWMutex // guards active and frozen
+	active *layer       // groups logged since the last cut
+	frozen []*layer     // cut, not yet in the data file, oldest first
+
+	ckMu    sync.Mutex // one checkpoint at a time
+	ckErr   atomic.Pointer[error]
+	kick    chan struct{}
+	stop    chan struct{}
+	stopped chan struct{}
 }
 
 var _ storage.Backend = (*Store)(nil)
@@ -58,12 +114,33 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: open %s: %w", path, err)
 	}
-	s := &Store{db: db}
+	s := &Store{db: db, opts: withDefaults(opts)}
 	if err := s.initSchema(); err != nil {
 		db.Close()
 		return nil, err
 	}
+	if err := s.recover(dir); err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.startCheckpointer()
 	return s, nil
+}
+
+func withDefaults(o Options) Options {
+	if o.CheckpointInterval == 0 {
+		o.CheckpointInterval = DefaultCheckpointInterval
+	}
+	if o.CheckpointBytes == 0 {
+		o.CheckpointBytes = DefaultCheckpointBytes
+	}
+	if o.SegmentBytes <= 0 {
+		o.SegmentBytes = DefaultSegmentBytes
+	}
+	if o.Warn == nil {
+		o.Warn = slog.Warn
+	}
+	return o
 }
 
 func (s *Store) initSchema() error {
@@ -87,8 +164,24 @@ func (s *Store) initSchema() error {
 // Path returns the data file's path.
 func (s *Store) Path() string { return s.db.Path() }
 
-// Close closes the data file.
-func (s *Store) Close() error { return s.db.Close() }
+// Close checkpoints every logged group, removes the log and closes the data file.
+// Errors: the checkpoint's (the log is then kept and replayed at the next Open).
+func (s *Store) Close() error {
+	s.stopCheckpointer()
+	err := s.checkpoint(nil)
+	if cerr := s.log.close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		if rerr := os.RemoveAll(s.log.dir); rerr != nil {
+			err = rerr
+		}
+	}
+	if cerr := s.db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // LastSID returns the last stream id handed out.
 func (s *Store) LastSID() (uint64, error) {
@@ -102,8 +195,15 @@ func (s *Store) LastSID() (uint64, error) {
 	return sid, err
 }
 
-// Probe writes the time of the probe into the system bucket, in a transaction of its own.
+// Probe repairs the log after a failed append, retries a failed checkpoint, and writes
+// the time of the probe into the system bucket, in a transaction of its own.
 func (s *Store) Probe() error {
+	if err := s.log.repair(); err != nil {
+		return err
+	}
+	if err := s.checkpoint(nil); err != nil {
+		return err
+	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bktSystem).Put(keyProbe, u64(uint64(time.Now().UnixMilli()))); err != nil {
 			return err

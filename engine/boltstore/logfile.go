@@ -1,0 +1,285 @@
+package boltstore
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dsd-project/dsd/engine/storage"
+)
+
+// LogDir is the group log's directory inside the data directory: segment files named
+// by a 12-digit sequence number, "000000000001.seg", appended to in order.
+const LogDir = "dsd.log"
+
+const segSuffix = ".seg"
+
+// ErrLogCorrupt: a log record that does not decode is followed by more data, so it is
+// not a group whose write was cut short by a crash. Open refuses the data directory.
+var ErrLogCorrupt = errors.New("boltstore: the group log is damaged")
+
+// logPos is a position in the log: a segment and a byte offset in it. The data file
+// stores the position up to which its groups are applied (keyLogPos).
+type logPos struct{ seg, off uint64 }
+
+func (p logPos) bytes() []byte {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], p.seg)
+	binary.BigEndian.PutUint64(b[8:], p.off)
+	return b[:]
+}
+
+func parseLogPos(v []byte) (logPos, bool) {
+	if len(v) != 16 {
+		return logPos{}, false
+	}
+	return logPos{getU64(v), getU64(v[8:])}, true
+}
+
+// wal is the active segment the committer appends to. Only the committer (and Open and
+// Close) use it.
+type wal struct {
+	dir    string
+	noSync bool
+	f      *os.File // nil until the first append
+	pos    logPos   // the end of the last durable record
+	buf    []byte
+	broken error // a failed append whose bytes could not be cut off: appends fail
+}
+
+func segName(seg uint64) string { return fmt.Sprintf("%012d%s", seg, segSuffix) }
+
+// append writes group as one record with one write(2) and syncs it (not with noSync):
+// the group is durable when it returns nil. A failed append is cut off the segment.
+func (w *wal) append(group []storage.Change) (logPos, error) {
+	if w.broken != nil {
+		return w.pos, w.broken
+	}
+	if w.f == nil {
+		if err := w.create(); err != nil {
+			return w.pos, err
+		}
+	}
+	w.buf = appendFrame(w.buf[:0], group)
+	_, err := w.f.WriteAt(w.buf, int64(w.pos.off))
+	if err == nil && !w.noSync {
+		err = fdatasync(w.f)
+	}
+	if err != nil {
+		w.cut()
+		return w.pos, fmt.Errorf("boltstore: write the group log: %w", err)
+	}
+	w.pos.off += uint64(len(w.buf))
+	if cap(w.buf) > 1<<20 {
+		w.buf = nil
+	}
+	return w.pos, nil
+}
+
+// cut removes what a failed append may have left; when it cannot, the log refuses
+// appends until repair succeeds (a probe).
+func (w *wal) cut() {
+	if err := w.f.Truncate(int64(w.pos.off)); err != nil {
+		w.broken = fmt.Errorf("boltstore: cut a failed group off the log: %w", err)
+		return
+	}
+	if !w.noSync {
+		if err := w.f.Sync(); err != nil {
+			w.broken = fmt.Errorf("boltstore: cut a failed group off the log: %w", err)
+		}
+	}
+}
+
+// repair retries cutting a failed append off the log.
+func (w *wal) repair() error {
+	if w.broken == nil {
+		return nil
+	}
+	w.broken = nil
+	w.cut()
+	return w.broken
+}
+
+// create starts segment w.pos.seg at offset 0 and makes its name durable.
+func (w *wal) create() error {
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(w.dir, segName(w.pos.seg)), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("boltstore: create a log segment: %w", err)
+	}
+	if !w.noSync {
+		if err := syncDir(w.dir); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	w.f, w.pos.off = f, 0
+	return nil
+}
+
+// rotate closes the active segment (its records are durable) so that the next append
+// starts segment seg+1.
+func (w *wal) rotate() {
+	if w.f == nil {
+		return
+	}
+	w.f.Close()
+	w.f = nil
+	w.pos = logPos{w.pos.seg + 1, 0}
+}
+
+func (w *wal) close() error {
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// segments lists the sequence numbers of dir's segment files in order.
+func segments(dir string) ([]uint64, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var segs []uint64
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), segSuffix)
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseUint(name, 10, 64); err == nil {
+			segs = append(segs, n)
+		}
+	}
+	sort.Slice(segs, func(i, j int) bool { return segs[i] < segs[j] })
+	return segs, nil
+}
+
+// removeBelow deletes the segments wholly below seg (their groups are in the data file).
+func removeBelow(dir string, seg uint64) error {
+	segs, err := segments(dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range segs {
+		if n >= seg {
+			break
+		}
+		if err := os.Remove(filepath.Join(dir, segName(n))); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanned is what a log scan found after a position.
+type scanned struct {
+	groups [][]storage.Change
+	bytes  int64
+	last   uint64 // the highest segment number present (0: none)
+	// torn is the segment and offset of a record cut short at the very end of the last
+	// segment (a group whose sync never returned); tornLen its bytes.
+	torn    *logPos
+	tornLen int64
+}
+
+// scanLog reads every record after from in dir. A bad record in the last segment is torn
+// when no whole record follows it; any other bad record is ErrLogCorrupt.
+func scanLog(dir string, from logPos) (scanned, error) {
+	var sc scanned
+	segs, err := segments(dir)
+	if err != nil {
+		return sc, err
+	}
+	for i, n := range segs {
+		sc.last = n
+		if n < from.seg {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, segName(n)))
+		if err != nil {
+			return sc, err
+		}
+		start := uint64(0)
+		if n == from.seg {
+			start = from.off
+		}
+		if err := sc.scanSegment(n, b, start, i == len(segs)-1); err != nil {
+			return sc, err
+		}
+	}
+	return sc, nil
+}
+
+func (sc *scanned) scanSegment(seg uint64, b []byte, off uint64, last bool) error {
+	for off < uint64(len(b)) {
+		group, n, err := readRecord(b[off:])
+		if err == nil {
+			sc.groups = append(sc.groups, group)
+			sc.bytes += int64(n)
+			off += uint64(n)
+			continue
+		}
+		if last && tornTail(b[off:]) {
+			sc.torn, sc.tornLen = &logPos{seg, off}, int64(len(b))-int64(off)
+			return nil
+		}
+		return fmt.Errorf("%w: segment %s at byte %d: %v (more data follows, so it is not a write cut short)",
+			ErrLogCorrupt, segName(seg), off, err)
+	}
+	return nil
+}
+
+// readRecord decodes the record at the start of b and returns its size.
+func readRecord(b []byte) ([]storage.Change, int, error) {
+	if len(b) < frameHeader {
+		return nil, 0, fmt.Errorf("%w: short header", errRecord)
+	}
+	n := binary.LittleEndian.Uint32(b)
+	if n == 0 || n > maxRecord || uint64(n) > uint64(len(b)-frameHeader) {
+		return nil, 0, fmt.Errorf("%w: length %d", errRecord, n)
+	}
+	payload := b[frameHeader : frameHeader+int(n)]
+	if crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(b[4:]) {
+		return nil, 0, fmt.Errorf("%w: checksum mismatch", errRecord)
+	}
+	group, err := decodePayload(payload)
+	if err != nil {
+		return nil, 0, err
+	}
+	return group, frameHeader + int(n), nil
+}
+
+// tornTail reports whether a bad record at the start of b can be the last write cut
+// short: no whole record starts anywhere after it. (A torn write leaves at most one
+// group's bytes, so the search is short; on a damaged log it stops at the next record.)
+func tornTail(b []byte) bool {
+	for i := 1; i+frameHeader < len(b); i++ {
+		if _, _, err := readRecord(b[i:]); err == nil {
+			return false
+		}
+	}
+	return true
+}
