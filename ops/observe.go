@@ -1,11 +1,10 @@
 package ops
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,30 +26,37 @@ type observer struct {
 	m    *Metrics
 }
 
-// exchange is one request being observed. It is finished once: when the handler returns,
-// or, for a response on a hijacked connection (SSE, httpd/ssehijack.go), when both the
-// handler returned and the connection closed.
+// exchange is one request being observed, with the ResponseWriter the handler sees. It is
+// finished once: when the handler returns, or, for a response on a hijacked connection
+// (SSE, httpd/ssehijack.go), when both the handler returned and the connection closed.
+// Exchanges are reused (exchanges), except those of hijacked connections, whose
+// observedConn may still be written to after the close.
 type exchange struct {
-	o       *observer
-	r       *http.Request
-	ri      httpd.RequestInfo
-	start   time.Time
-	mode    string // live mode: "sse", "long-poll" or ""
-	pending atomic.Int32
-	status  int
-	bytes   atomic.Int64
+	o        *observer
+	r        *http.Request
+	rec      recorder
+	ri       httpd.RequestInfo
+	start    time.Time
+	mode     string // live mode: "sse", "long-poll" or ""
+	pending  atomic.Int32
+	status   int
+	bytes    atomic.Int64
+	hijacked bool
 }
 
+var exchanges = sync.Pool{New: func() any { x := new(exchange); x.rec.x = x; return x }}
+
 func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	x := &exchange{o: o, start: time.Now(), mode: liveMode(r)}
+	x := exchanges.Get().(*exchange)
+	x.o, x.start, x.mode = o, time.Now(), liveMode(r)
 	x.pending.Store(1)
 	x.r = r.WithContext(httpd.WithRequestInfo(r.Context(), &x.ri))
 	if x.mode != "" && o.m != nil {
-		o.m.live.WithLabelValues(x.mode).Inc()
+		o.m.liveGauge(x.mode).Inc()
 	}
-	rec := &recorder{ResponseWriter: w, x: x}
+	x.rec.ResponseWriter = w
 	defer x.release() // also when the handler panics (http.ErrAbortHandler)
-	o.next.ServeHTTP(rec, x.r)
+	o.next.ServeHTTP(&x.rec, x.r)
 }
 
 // release drops one hold on x and finishes it with the last.
@@ -61,23 +67,18 @@ func (x *exchange) release() {
 }
 
 func (x *exchange) finish() {
-	d := time.Since(x.start)
+	now := time.Now()
+	d := now.Sub(x.start)
 	status, n := x.status, x.bytes.Load()
 	if status == 0 {
 		status = http.StatusOK
 	}
-	route := x.ri.Route
-	if route == "" {
-		route = "none"
-	}
-	if x.mode != "" {
-		route += "_" + strings.ReplaceAll(x.mode, "-", "_")
-	}
 	if m := x.o.m; m != nil {
-		m.reqDur.WithLabelValues(route, x.r.Method, strconv.Itoa(status)).Observe(d.Seconds())
-		m.respBytes.WithLabelValues(route).Add(float64(n))
+		s := m.series.get(seriesKey{route: routeLabel(x.ri.Route, x.mode), method: x.r.Method, status: status})
+		s.dur.Observe(d.Seconds())
+		s.bytes.Add(float64(n))
 		if x.mode != "" {
-			m.live.WithLabelValues(x.mode).Dec()
+			m.liveGauge(x.mode).Dec()
 		}
 		if x.r.Method == http.MethodPost && status < 300 && (x.ri.Route == "stream" || x.ri.Route == "append_batch") {
 			m.appends.Inc()
@@ -85,17 +86,47 @@ func (x *exchange) finish() {
 		}
 	}
 	if x.o.log != nil {
-		attrs := []slog.Attr{slog.String("method", x.r.Method), slog.String("path", x.r.URL.RequestURI()),
-			slog.Int("status", status), slog.Int64("bytes", n), slog.Duration("duration", d)}
-		if x.ri.Code != "" {
-			attrs = append(attrs, slog.String("code", x.ri.Code))
+		l := requestLine{time: now, method: x.r.Method, status: status, bytes: n, duration: d,
+			code: x.ri.Code, live: x.mode, remote: x.r.RemoteAddr, proto: x.r.Proto}
+		if u := x.r.URL; u.Opaque == "" && !u.ForceQuery {
+			l.path, l.query = u.EscapedPath(), u.RawQuery
+			if l.path == "" {
+				l.path = "/"
+			}
+		} else {
+			l.path = u.RequestURI()
 		}
-		if x.mode != "" {
-			attrs = append(attrs, slog.String("live", x.mode))
-		}
-		attrs = append(attrs, slog.String("remote", x.r.RemoteAddr), slog.String("proto", x.r.Proto))
-		x.o.log.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
+		logRequest(x.o.log, &l)
 	}
+	x.recycle()
+}
+
+// recycle puts x back in the pool, unless its connection was hijacked.
+func (x *exchange) recycle() {
+	if x.hijacked {
+		return
+	}
+	*x = exchange{rec: recorder{x: x}}
+	exchanges.Put(x)
+}
+
+// routeLabel is the route label of a request: its route ("none" for no resource), with
+// the live mode for live reads ("stream_sse", "stream_long_poll").
+func routeLabel(route, mode string) string {
+	switch {
+	case route == "":
+		route = "none"
+	case mode == "":
+		return route
+	case route == "stream" && mode == "sse":
+		return "stream_sse" // the live reads there are: no string built per request
+	case route == "stream":
+		return "stream_long_poll"
+	}
+	if mode != "" {
+		route += "_" + strings.ReplaceAll(mode, "-", "_")
+	}
+	return route
 }
 
 // liveMode returns the live mode a GET asks for (B-5.7, B-5.8), or "".

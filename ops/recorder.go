@@ -47,6 +47,7 @@ func (w *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	w.x.status = http.StatusOK // hijacking handlers write their own 200 head
+	w.x.hijacked = true
 	w.x.pending.Add(1)
 	return &observedConn{Conn: conn, x: w.x}, rw, nil
 }

@@ -149,12 +149,14 @@ func dsdMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, versionString())
 		return 0
 	}
-	log, err := newLogger(o.logFormat, o.logLevel, stderr)
+	lg, err := newLogs(o.logFormat, o.logLevel, o.logRequests, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "dsd: %s\nRun 'dsd --help' for usage.\n", err)
 		return 2
 	}
-	if err := run(o, log); err != nil {
+	err = run(o, lg)
+	lg.Close()
+	if err != nil {
 		fmt.Fprintln(stderr, "dsd:", err)
 		return 1
 	}
