@@ -9,7 +9,8 @@
 //
 // On SIGTERM or SIGINT it stops accepting connections, lets requests in flight finish
 // (live reads are ended), commits what is queued and closes the data file. On SIGHUP it
-// reloads the --auth-tokens file and the --tls-cert/--tls-key pair.
+// reloads the --auth-tokens file and the --tls-cert/--tls-key pair, and writes out the
+// buffered request log lines (cmd/dsd/logging.go).
 package main
 
 import (
