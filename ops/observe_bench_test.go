@@ -23,7 +23,9 @@ func BenchmarkAppendObserved(b *testing.B) {
 	})
 }
 
-func BenchmarkAppendBare(b *testing.B) { benchAppend(b, func(h http.Handler) http.Handler { return h }) }
+func BenchmarkAppendBare(b *testing.B) {
+	benchAppend(b, func(h http.Handler) http.Handler { return h })
+}
 
 func benchAppend(b *testing.B, wrap func(http.Handler) http.Handler) {
 	eng, err := engine.OpenBackend(memstore.New(), engine.Options{SweepInterval: time.Hour})
