@@ -61,6 +61,9 @@ type requestLine struct {
 	proto    string
 }
 
+// stamps is the formatted current second, shared by every request log.
+var stamps stampCache
+
 var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // write writes l as the "request" record at info; false when the fast path does not
@@ -88,7 +91,7 @@ func (h *logHandler) write(l *requestLine) bool {
 // appendText appends l as slog.TextHandler writes it.
 func (l *requestLine) appendText(b []byte) []byte {
 	b = append(b, "time="...)
-	b = appendMillis(b, l.time)
+	b = stamps.appendMillis(b, l.time)
 	b = append(b, " level=INFO msg=request method="...)
 	b = appendTextString(b, l.method, "")
 	b = append(b, " path="...)
@@ -117,7 +120,7 @@ func (l *requestLine) appendText(b []byte) []byte {
 // appendJSON appends l as slog.JSONHandler writes it.
 func (l *requestLine) appendJSON(b []byte) []byte {
 	b = append(b, `{"time":"`...)
-	b = l.time.AppendFormat(b, time.RFC3339Nano)
+	b = stamps.appendNano(b, l.time)
 	b = append(b, `","level":"INFO","msg":"request","method":"`...)
 	b = append(b, l.method...)
 	b = append(b, `","path":"`...)
@@ -147,15 +150,6 @@ func (l *requestLine) appendJSON(b []byte) []byte {
 	b = append(b, `","proto":"`...)
 	b = append(b, l.proto...)
 	return append(b, "\"}\n"...)
-}
-
-// appendMillis appends t in RFC 3339 with exactly three fraction digits, as slog's text
-// handler does. RFC3339Nano is AppendFormat's fast layout; it drops trailing zeros, so
-// the time gets a tenth of a millisecond added and the fourth digit is cut.
-func appendMillis(b []byte, t time.Time) []byte {
-	n := len(b) + len("2006-01-02T15:04:05.000")
-	b = t.Truncate(time.Millisecond).Add(time.Millisecond/10).AppendFormat(b, time.RFC3339Nano)
-	return append(b[:n], b[n+1:]...)
 }
 
 // plain reports whether s is printable ASCII without '"' and '\\': what both slog
