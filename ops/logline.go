@@ -48,17 +48,22 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 // requestLine is the content of one request log line (docs/deploy.md, "Logs").
 type requestLine struct {
+	requestFields
 	time     time.Time
-	method   string
-	path     string // escaped path
-	query    string // raw query, "" for none
 	status   int
 	bytes    int64
 	duration time.Duration
 	code     string // "" for none
 	live     string // "" for none
-	remote   string
-	proto    string
+}
+
+// requestFields are what the log line and the metrics take from the request itself.
+type requestFields struct {
+	method string
+	path   string // escaped path
+	query  string // raw query, "" for none
+	remote string
+	proto  string
 }
 
 // stamps is the formatted current second, shared by every request log.

@@ -66,8 +66,8 @@ func checkLine(t *testing.T, l requestLine) {
 // The fast path writes exactly what slog's text and JSON handlers write.
 func TestRequestLineMatchesSlog(t *testing.T) {
 	at := time.Date(2026, 12, 1, 18, 0, 0, 120_300_000, time.UTC)
-	base := requestLine{time: at, method: "POST", path: "/v1/stream/chat", status: 204, bytes: 0,
-		duration: 1234567 * time.Nanosecond, remote: "127.0.0.1:41596", proto: "HTTP/1.1"}
+	base := requestLine{time: at, status: 204, bytes: 0, duration: 1234567 * time.Nanosecond,
+		requestFields: requestFields{method: "POST", path: "/v1/stream/chat", remote: "127.0.0.1:41596", proto: "HTTP/1.1"}}
 	cases := []func(l *requestLine){
 		func(l *requestLine) {},
 		func(l *requestLine) { l.query = "offset=-1&live=sse"; l.live = "sse"; l.method = "GET" },
@@ -98,8 +98,8 @@ func FuzzRequestLine(f *testing.F) {
 		if path == "" {
 			path = "/"
 		}
-		checkLine(t, requestLine{time: time.Unix(0, ns).UTC(), method: method, path: path, query: query,
-			status: status, bytes: n, duration: time.Duration(d), code: code, live: live, remote: remote, proto: proto})
+		checkLine(t, requestLine{time: time.Unix(0, ns).UTC(), status: status, bytes: n, duration: time.Duration(d),
+			code: code, live: live, requestFields: requestFields{method: method, path: path, query: query, remote: remote, proto: proto}})
 	})
 }
 
@@ -110,7 +110,7 @@ func TestRequestLinePathIsRequestURI(t *testing.T) {
 		var b strings.Builder
 		serve(Observe(h, slog.New(NewLogHandler(&b, false, nil)), nil), "GET", target, "")
 		u, _ := url.ParseRequestURI(target)
-		want := slogLine(t, false, &requestLine{path: u.RequestURI()})
+		want := slogLine(t, false, &requestLine{requestFields: requestFields{path: u.RequestURI()}})
 		i := strings.Index(want, " path=")
 		j := strings.Index(want[i+1:], " ")
 		if !strings.Contains(b.String(), want[i:i+1+j+1]) {
@@ -122,8 +122,8 @@ func TestRequestLinePathIsRequestURI(t *testing.T) {
 // BenchmarkRequestLine is the cost of writing one request log line: the fast path, and
 // slog's handler for the same line.
 func BenchmarkRequestLine(b *testing.B) {
-	l := requestLine{time: time.Now(), method: "POST", path: "/v1/stream/bench-17", status: 204,
-		duration: 1234567, remote: "127.0.0.1:41596", proto: "HTTP/1.1"}
+	l := requestLine{time: time.Now(), status: 204, duration: 1234567,
+		requestFields: requestFields{method: "POST", path: "/v1/stream/bench-17", remote: "127.0.0.1:41596", proto: "HTTP/1.1"}}
 	for _, json := range []bool{false, true} {
 		name := map[bool]string{false: "text", true: "json"}[json]
 		b.Run(name+"/fast", func(b *testing.B) {

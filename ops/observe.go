@@ -33,8 +33,8 @@ type observer struct {
 // observedConn may still be written to after the close.
 type exchange struct {
 	o        *observer
-	r        *http.Request // nil once detached: line then holds what finish needs
-	line     requestLine   // the request's fields, once detached
+	r        *http.Request  // nil once detached: det then holds what finish needs
+	det      *requestFields // the request's fields, once detached
 	rec      recorder
 	ri       httpd.RequestInfo
 	start    time.Time
@@ -75,10 +75,9 @@ func (x *exchange) handlerDone() {
 // in <= 1 KiB each). Called by Hijack, on the handler's goroutine.
 func (x *exchange) detach() {
 	x.hijacked = true
-	x.line = x.fields()
-	x.line.method = constant(x.line.method, http.MethodGet)
-	x.line.path, x.line.query = strings.Clone(x.line.path), strings.Clone(x.line.query)
-	x.line.remote, x.line.proto = strings.Clone(x.line.remote), constant(x.line.proto, "HTTP/1.1")
+	f := x.fields()
+	x.det = &requestFields{method: constant(f.method, http.MethodGet), path: strings.Clone(f.path),
+		query: strings.Clone(f.query), remote: strings.Clone(f.remote), proto: constant(f.proto, "HTTP/1.1")}
 	x.ri.DropBody()
 	x.r = nil
 }
@@ -92,11 +91,11 @@ func constant(s, c string) string {
 }
 
 // fields returns the request's log fields: from the request, or those kept by detach.
-func (x *exchange) fields() requestLine {
+func (x *exchange) fields() requestFields {
 	if x.r == nil {
-		return x.line
+		return *x.det
 	}
-	l := requestLine{method: x.r.Method, remote: x.r.RemoteAddr, proto: x.r.Proto}
+	l := requestFields{method: x.r.Method, remote: x.r.RemoteAddr, proto: x.r.Proto}
 	if u := x.r.URL; u.Opaque == "" && !u.ForceQuery {
 		l.path, l.query = u.EscapedPath(), u.RawQuery
 		if l.path == "" {
@@ -122,7 +121,7 @@ func (x *exchange) finish() {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	l := x.fields()
+	l := requestLine{requestFields: x.fields()}
 	if m := x.o.m; m != nil {
 		s := m.series.get(seriesKey{route: routeLabel(x.ri.Route, x.mode), method: l.method, status: status})
 		s.dur.Observe(d.Seconds())
