@@ -216,9 +216,10 @@ func (e *Engine) duplicateResult(s *stream, st *producerState, p *model.Producer
 // held.
 func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *producerState, res AppendResult, now time.Time) (*op, AppendResult, error) {
 	nm := s.edit()
+	o := &op{s: s, after: nm}
 	var entries []cachedMsg
 	if len(req.Body) > 0 {
-		entries = unitMessages(nm.Tail, req.Body, msgs, s.isJSON)
+		entries = appendUnitMessages(o.one[:0], nm.Tail, req.Body, msgs, s.isJSON)
 		nm.Tail += unitBytes(entries)
 		if s.isJSON {
 			nm.RecordNext += uint64(len(entries))
@@ -253,7 +254,7 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 	}
 	ch.Meta = s.metaRefresh(nm, now).stored()
 	ch.Subs = req.also
-	o := &op{s: s, ch: ch, after: nm, msgs: entries}
+	o.ch, o.msgs = ch, entries
 	if err := e.q.push(o); err != nil {
 		return nil, res, err
 	}

@@ -161,7 +161,11 @@ func (e *Engine) waitDurable(lsn uint64) error {
 	q := &e.q
 	for {
 		q.mu.Lock()
-		settled, lost, ch := q.settled >= lsn, q.lostAt(lsn), q.settledCh
+		settled, lost := q.settled >= lsn, q.lostAt(lsn)
+		if q.settledCh == nil && !settled {
+			q.settledCh = make(chan struct{})
+		}
+		ch := q.settledCh
 		q.mu.Unlock()
 		switch {
 		case settled && lost:

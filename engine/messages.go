@@ -6,13 +6,20 @@ import "github.com/dsd-project/dsd/engine/storage"
 // off: a single message for non-JSON streams, one per flattened message for JSON streams
 // (canonical bytes: compact JSON + "\n", D3). The last message carries storage.FlagUnitEnd.
 func unitMessages(off uint64, body []byte, jsonMsgs [][]byte, isJSON bool) []cachedMsg {
+	return appendUnitMessages(nil, off, body, jsonMsgs, isJSON)
+}
+
+// appendUnitMessages is unitMessages appending to dst (whose spare capacity it uses).
+func appendUnitMessages(dst []cachedMsg, off uint64, body []byte, jsonMsgs [][]byte, isJSON bool) []cachedMsg {
 	if !isJSON {
 		buf := make([]byte, 1+len(body))
 		buf[0] = storage.FlagUnitEnd
 		copy(buf[1:], body)
-		return []cachedMsg{{Off: off, Val: buf}}
+		return append(dst, cachedMsg{Off: off, Val: buf})
 	}
-	out := make([]cachedMsg, len(jsonMsgs))
+	if dst == nil {
+		dst = make([]cachedMsg, 0, len(jsonMsgs))
+	}
 	for i, m := range jsonMsgs {
 		buf := make([]byte, 1+len(m)+1)
 		copy(buf[1:], m)
@@ -20,10 +27,10 @@ func unitMessages(off uint64, body []byte, jsonMsgs [][]byte, isJSON bool) []cac
 		if i == len(jsonMsgs)-1 {
 			buf[0] = storage.FlagUnitEnd
 		}
-		out[i] = cachedMsg{Off: off, Val: buf}
+		dst = append(dst, cachedMsg{Off: off, Val: buf})
 		off += uint64(len(m) + 1)
 	}
-	return out
+	return dst
 }
 
 // unitBytes is the number of canonical bytes of msgs.

@@ -19,6 +19,7 @@ type op struct {
 	// the hot path, without a closure to allocate).
 	after *streamMeta
 	msgs  []cachedMsg
+	one   [1]cachedMsg // msgs' storage for the usual single message (no slice allocated)
 	lsn   uint64
 	gen   uint64         // the queue's generation when queued (see commitQueue.drain)
 	done  sync.WaitGroup // Done once the op is committed or failed (part of op: no allocation)
@@ -53,7 +54,7 @@ type commitQueue struct {
 	wake      chan struct{}
 	settled   uint64
 	lost      []lsnRange
-	settledCh chan struct{}
+	settledCh chan struct{} // closed by the next settle; nil while nobody waits (waitDurable)
 }
 
 // lsnRange is the lsns from..to, both included.
@@ -61,7 +62,6 @@ type lsnRange struct{ from, to uint64 }
 
 func (q *commitQueue) init() {
 	q.wake = make(chan struct{}, 1)
-	q.settledCh = make(chan struct{})
 }
 
 // push queues o and numbers it. It fails once the queue is closed.
@@ -146,9 +146,11 @@ func (q *commitQueue) settle(from, to uint64, failed bool) {
 	}
 	q.settled = max(q.settled, to)
 	ch := q.settledCh
-	q.settledCh = make(chan struct{})
+	q.settledCh = nil
 	q.mu.Unlock()
-	close(ch)
+	if ch != nil {
+		close(ch)
+	}
 }
 
 // lostAt reports whether op lsn failed. q.mu is held.

@@ -13,7 +13,7 @@ import (
 // look-up of the stream: a missing stream is answered before its body (A-07 steps 1-2).
 func (h *Handler) append(w http.ResponseWriter, r *http.Request, t target) error {
 	b, err := h.openBody(w, r, h.cfg.MaxBody)
-	defer b.close()
+	defer b.recycle()
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func (h *Handler) append(w http.ResponseWriter, r *http.Request, t target) error
 		return err
 	}
 	hd := w.Header()
-	hd.Set(hNextOffset, res.Tail.String())
+	setOffset(hd, hNextOffset, res.Tail)
 	if res.Closed {
 		hd.Set(hStreamClosed, "true")
 	}

@@ -18,6 +18,9 @@ const bodyPiece = 64 << 10
 
 var piecePool = sync.Pool{New: func() any { return new([bodyPiece]byte) }}
 
+// bodyPool holds reqBody values between requests (recycle).
+var bodyPool = sync.Pool{New: func() any { return new(reqBody) }}
+
 // reqBody is one request body being read (A-27: in full before anything commits), under
 // the server's bounds: at most max bytes (else model.ErrTooLarge), bytes held counted in
 // the global in-flight budget (else model.ErrBusy), and no more than BodyIdleTimeout
@@ -37,7 +40,8 @@ type reqBody struct {
 
 // openBody starts reading r's body. Errors: model.ErrTooLarge (Content-Length above max).
 func (h *Handler) openBody(w http.ResponseWriter, r *http.Request, max int64) (*reqBody, error) {
-	b := &reqBody{h: h, w: w, cl: r.ContentLength}
+	b := bodyPool.Get().(*reqBody)
+	*b = reqBody{h: h, w: w, cl: r.ContentLength}
 	if r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 		b.eof = true
 		return b, nil
@@ -142,6 +146,13 @@ func (b *reqBody) close() {
 	b.pieces = nil
 	b.h.bodies.give(b.held)
 	b.held = 0
+}
+
+// recycle closes b and puts it back in the pool: b must not be used afterwards.
+func (b *reqBody) recycle() {
+	b.close()
+	*b = reqBody{}
+	bodyPool.Put(b)
 }
 
 // readBody reads a whole request body of at most max bytes. exists, when set, is asked

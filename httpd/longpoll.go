@@ -52,7 +52,7 @@ func (h *Handler) longPoll(w http.ResponseWriter, r *http.Request, t target, q r
 // open, Stream-Closed when closed (B-5.7-05, B-5.7-06), record bounds in record mode.
 func (h *Handler) longPollEmpty(w http.ResponseWriter, q readQuery, res engine.ReadResult, closed bool) {
 	hd := w.Header()
-	hd.Set(hNextOffset, res.Next.String())
+	setOffset(hd, hNextOffset, res.Next)
 	hd.Set(hUpToDate, "true")
 	hd.Set("Cache-Control", ccNoStore)
 	if q.rec != nil {

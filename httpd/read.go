@@ -78,7 +78,7 @@ func setReadHeaders(hd http.Header, q readQuery, res engine.ReadResult) {
 		hd.Set(hExtensions, extRecords)
 	}
 	hd.Set(hContentType, ct)
-	hd.Set(hNextOffset, res.Next.String())
+	setOffset(hd, hNextOffset, res.Next)
 	if res.UpToDate {
 		hd.Set(hUpToDate, "true")
 	}

@@ -20,6 +20,8 @@ type RequestInfo struct {
 	// BodyBytes counts the request body bytes the handler read, after Content-Encoding
 	// decoding.
 	BodyBytes int64
+
+	body countingBody // the request body's counter (countBody): no allocation of its own
 }
 
 type reqInfoKey struct{}
@@ -56,6 +58,14 @@ func noteCode(r *http.Request, code string) {
 	}
 }
 
+// DropBody lets go of the request body the RequestInfo counts (a hijacked connection's
+// exchange outlives its request and must not pin it); later reads see EOF.
+func (ri *RequestInfo) DropBody() {
+	if ri.body.ReadCloser != nil {
+		ri.body.ReadCloser = http.NoBody
+	}
+}
+
 // countingBody counts what is read from a request body into a RequestInfo.
 type countingBody struct {
 	io.ReadCloser
@@ -71,6 +81,7 @@ func (c *countingBody) Read(p []byte) (int, error) {
 // countBody makes the request body count its bytes into ri, when there is a body to count.
 func countBody(r *http.Request, ri *RequestInfo) {
 	if ri != nil && r.Body != nil && r.Body != http.NoBody {
-		r.Body = &countingBody{ReadCloser: r.Body, ri: ri}
+		ri.body = countingBody{ReadCloser: r.Body, ri: ri}
+		r.Body = &ri.body
 	}
 }

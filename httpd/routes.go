@@ -17,20 +17,23 @@ func (h *Handler) route(t target, method string) handlerFunc {
 	case tStream:
 		switch method {
 		case http.MethodPost:
-			return h.append
+			return h.streamFn.append
 		case http.MethodGet:
-			return h.read
+			return h.streamFn.read
 		case http.MethodHead:
-			return h.head
+			return h.streamFn.head
 		case http.MethodPut:
-			return h.create
+			return h.streamFn.create
 		case http.MethodDelete:
-			return h.delete
+			return h.streamFn.delete
 		}
 		return nil
 	}
 	return h.extensionRoute(t, method)
 }
+
+// streamRoutes are the handlers of a stream's methods.
+type streamRoutes struct{ append, read, head, create, delete handlerFunc }
 
 func pick(method string, m map[string]handlerFunc) handlerFunc { return m[method] }
 

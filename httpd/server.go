@@ -8,10 +8,9 @@ package httpd
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/julienschmidt/httprouter"
 
 	"github.com/dsd-project/dsd/model"
 )
@@ -112,7 +111,7 @@ type Handler struct {
 	store    Store
 	subStore SubscriptionStore // store's subscription methods (nil when it has none)
 	cfg      Config
-	router   *httprouter.Router
+	streamFn streamRoutes // the stream's handlers, bound once (a method value per request allocates)
 	now      func() time.Time
 	hubs     hubSet
 	bodies   byteBudget             // request body bytes held (Config.BodyBudget)
@@ -134,26 +133,7 @@ func New(store Store, cfg Config) *Handler {
 	if cfg.Tokens != nil {
 		h.tokens.Store(cfg.Tokens)
 	}
-	r := httprouter.New()
-	r.RedirectTrailingSlash = false
-	r.RedirectFixedPath = false
-	r.HandleOPTIONS = false
-	r.HandleMethodNotAllowed = false
-	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPut,
-		http.MethodPost, http.MethodDelete} {
-		r.Handle(m, "/*path", h.dispatch)
-	}
-	r.Handle(http.MethodOptions, "/*path", h.options)
-	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		writeError(w, req, methodOrRouteError(req))
-	})
-	r.PanicHandler = func(w http.ResponseWriter, req *http.Request, v any) {
-		if v == http.ErrAbortHandler {
-			panic(v) // let net/http cut the response: it must not look complete
-		}
-		writeError(w, req, fmt.Errorf("panic: %v", v))
-	}
-	h.router = r
+	h.streamFn = streamRoutes{append: h.append, read: h.read, head: h.head, create: h.create, delete: h.delete}
 	return h
 }
 
@@ -192,11 +172,34 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	countBody(r, requestInfo(r))
-	h.router.ServeHTTP(w, r)
+	h.serveRoute(w, r)
+}
+
+// serveRoute hands a request whose method is known to its handler: OPTIONS to the CORS
+// preflight, the others to dispatch. A path not starting with "/" names no resource. A
+// handler's panic is answered as an internal error, except http.ErrAbortHandler, which
+// net/http must see to cut the response (it must not look complete).
+func (h *Handler) serveRoute(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			writeError(w, r, fmt.Errorf("panic: %v", v))
+		}
+	}()
+	switch {
+	case !strings.HasPrefix(r.URL.Path, "/"):
+		writeError(w, r, methodOrRouteError(r))
+	case r.Method == http.MethodOptions:
+		h.options(w, r)
+	default:
+		h.dispatch(w, r)
+	}
 }
 
 // options answers CORS preflights (A-25).
-func (h *Handler) options(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+func (h *Handler) options(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Access-Control-Allow-Methods", "GET, HEAD, PUT, POST, DELETE, OPTIONS")
 	hd.Set("Access-Control-Allow-Headers", corsAllowHeaders)
@@ -210,7 +213,7 @@ func (h *Handler) options(w http.ResponseWriter, r *http.Request, _ httprouter.P
 type handlerFunc func(w http.ResponseWriter, r *http.Request, t target) error
 
 // dispatch routes a request by resource kind and method.
-func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request) {
 	t, err := h.parseTarget(r.URL.EscapedPath())
 	if err == nil {
 		err = admit(r, t)

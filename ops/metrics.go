@@ -26,14 +26,31 @@ type Metrics struct {
 	commitOps     prometheus.Histogram
 	commitDur     prometheus.Histogram
 	storageErrors prometheus.Counter
-	live          *prometheus.GaugeVec // mode
+	live          *prometheus.GaugeVec                // mode
+	liveBy        [2]atomic.Pointer[prometheus.Gauge] // sse, long-poll: resolved on first use
+	series        requestSeries
 	eng           atomic.Pointer[engine.Engine]
+}
+
+// liveGauge returns dsd_live_readers{mode} of the live mode "sse" or "long-poll".
+func (m *Metrics) liveGauge(mode string) prometheus.Gauge {
+	i := 0
+	if mode != "sse" {
+		i = 1
+	}
+	if g := m.liveBy[i].Load(); g != nil {
+		return *g
+	}
+	g := m.live.WithLabelValues(mode)
+	m.liveBy[i].Store(&g)
+	return g
 }
 
 // NewMetrics returns dsd's collectors, with the Go runtime and process collectors, in a
 // registry of their own.
 func NewMetrics() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.series.m = m
 	m.reqDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "dsd_http_request_duration_seconds",
 		Help:    "HTTP requests by route, method and status, and their duration (live reads until they end).",

@@ -9,7 +9,8 @@
 //
 // On SIGTERM or SIGINT it stops accepting connections, lets requests in flight finish
 // (live reads are ended), commits what is queued and closes the data file. On SIGHUP it
-// reloads the --auth-tokens file and the --tls-cert/--tls-key pair.
+// reloads the --auth-tokens file and the --tls-cert/--tls-key pair, and writes out the
+// buffered request log lines (cmd/dsd/logging.go).
 package main
 
 import (
@@ -151,12 +152,14 @@ func dsdMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, versionString())
 		return 0
 	}
-	log, err := newLogger(o.logFormat, o.logLevel, stderr)
+	lg, err := newLogs(o.logFormat, o.logLevel, o.logRequests, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "dsd: %s\nRun 'dsd --help' for usage.\n", err)
 		return 2
 	}
-	if err := run(o, log); err != nil {
+	err = run(o, lg)
+	lg.Close()
+	if err != nil {
 		fmt.Fprintln(stderr, "dsd:", err)
 		return 1
 	}

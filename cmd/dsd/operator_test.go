@@ -121,6 +121,28 @@ func TestRequestLogJSON(t *testing.T) {
 	}
 }
 
+// Request lines are buffered (ops.LogWriter) but never dropped at shutdown: a SIGTERM
+// right after the requests writes them all out, before the shutdown lines.
+func TestRequestLogFlushedAtShutdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts dsd processes; skipped with -short")
+	}
+	p := startDSD(t, t.TempDir())
+	mustDo(t, "PUT", p.url+"/v1/stream/flushed", "text/plain", "x", nil, 201)
+	for i := 0; i < 20; i++ {
+		mustDo(t, "POST", p.url+"/v1/stream/flushed", "text/plain", "y", nil, 204)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	<-p.done
+	log := p.log.String()
+	if n := strings.Count(log, "msg=request"); n != 21 {
+		t.Fatalf("%d request lines, want 21:\n%s", n, log)
+	}
+	if strings.LastIndex(log, "msg=request") > strings.Index(log, "dsd: draining") {
+		t.Errorf("a request line after the draining line:\n%s", log)
+	}
+}
+
 // --log-requests=false logs no request lines.
 func TestRequestLogOff(t *testing.T) {
 	if testing.Short() {

@@ -20,8 +20,9 @@ import (
 	"github.com/dsd-project/dsd/ops"
 )
 
-// run serves until SIGTERM or SIGINT, logging through log.
-func run(o options, log *slog.Logger) error {
+// run serves until SIGTERM or SIGINT, logging through lg.
+func run(o options, lg *logs) error {
+	log := lg.log
 	slog.SetDefault(log)
 	sig := make(chan os.Signal, 1) // before anything: SIGHUP must never kill dsd
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -66,7 +67,7 @@ func run(o options, log *slog.Logger) error {
 	handler.Store(h)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	served := ops.Observe(sv.wrap(h), requestLog(o, log), adm.metricsOrNil())
+	served := ops.Observe(sv.wrap(h), lg.requests, adm.metricsOrNil())
 	public.set(h, served)
 	srv, ln, certs, err := listen(ctx, o, served, log)
 	if err != nil {
@@ -81,7 +82,7 @@ func run(o options, log *slog.Logger) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	rl := reloader{log: log, certs: certs, tokensFile: o.authFile, h: h}
+	rl := reloader{log: log, flush: lg.Flush, certs: certs, tokensFile: o.authFile, h: h}
 	if err := waitForStop(log, sig, errc, rl.reload); err != nil {
 		cancel()
 		sv.close()
@@ -151,14 +152,6 @@ func scheme(certs *certSource) string {
 	return "http"
 }
 
-// requestLog is the request logger: log, or nil with --log-requests=false.
-func requestLog(o options, log *slog.Logger) *slog.Logger {
-	if o.logRequests {
-		return log
-	}
-	return nil
-}
-
 // startCPUProfile profiles into path until the returned stop.
 func startCPUProfile(path string) (stop func(), err error) {
 	f, err := os.Create(path)
@@ -194,12 +187,14 @@ func waitForStop(log *slog.Logger, sig <-chan os.Signal, errc <-chan error, relo
 // is logged and the previous state kept; live reads and requests in flight continue.
 type reloader struct {
 	log        *slog.Logger
+	flush      func() // the buffered request lines
 	certs      *certSource
 	tokensFile string
 	h          *httpd.Handler
 }
 
 func (rl reloader) reload() {
+	rl.flush()
 	if rl.certs != nil {
 		if err := rl.certs.reload(); err != nil {
 			rl.log.Error("dsd: SIGHUP: keeping the previous certificate", "err", err)
