@@ -38,12 +38,13 @@ type SubMachine struct {
 }
 
 // SubLink is one linked stream: its cursor (the inclusive acknowledged position) and its
-// tail, both byte positions (D2). Pending work is Tail > Acked.
+// tail, both byte positions (D2). Pending work is Tail > Acked. The JSON tags are the
+// persisted form of a wake snapshot.
 type SubLink struct {
-	Path     string
-	LinkType string // LinkGlob or LinkExplicit
-	Acked    uint64
-	Tail     uint64
+	Path     string `json:"path"`
+	LinkType string `json:"link_type"` // LinkGlob or LinkExplicit
+	Acked    Offset `json:"acked"`
+	Tail     Offset `json:"tail"`
 }
 
 // Link types of a cursor (base protocol §6.1).
@@ -68,7 +69,7 @@ type SubWake struct {
 // SubAck moves the cursor of Path to Offset (inclusive position).
 type SubAck struct {
 	Path   string
-	Offset uint64
+	Offset Offset
 }
 
 // Fence is what a callback, ack or release presents (base protocol §7.3): its token's

@@ -20,7 +20,7 @@ func (m SubMachine) SetLinks(links []SubLink) SubMachine {
 
 // Append raises the tail of the linked stream path to tail (never backwards); a path that
 // is not linked changes nothing.
-func (m SubMachine) Append(path string, tail uint64) SubMachine {
+func (m SubMachine) Append(path string, tail Offset) SubMachine {
 	i, ok := m.link(path)
 	if !ok {
 		return m
@@ -154,9 +154,9 @@ func applyAcks(links []SubLink, acks []SubAck) ([]SubLink, error) {
 		case !ok:
 			return nil, fmt.Errorf("%w: %q is not linked to this subscription", ErrSubAckOffset, a.Path)
 		case a.Offset < out[i].Acked:
-			return nil, fmt.Errorf("%w: %q would move back from %s", ErrSubAckOffset, a.Path, Offset(out[i].Acked))
+			return nil, fmt.Errorf("%w: %q would move back from %s", ErrSubAckOffset, a.Path, out[i].Acked)
 		case a.Offset > out[i].Tail:
-			return nil, fmt.Errorf("%w: %q is past the tail %s", ErrSubAckOffset, a.Path, Offset(out[i].Tail))
+			return nil, fmt.Errorf("%w: %q is past the tail %s", ErrSubAckOffset, a.Path, out[i].Tail)
 		}
 		out[i].Acked = a.Offset
 	}

@@ -47,8 +47,8 @@ const (
 
 // Link types of a cursor (PROTOCOL §6.1).
 const (
-	LinkGlob     = "glob"
-	LinkExplicit = "explicit"
+	LinkGlob     = model.LinkGlob
+	LinkExplicit = model.LinkExplicit
 )
 
 // Subscription is what the worker needs of one live (not tombstoned) subscription: its
@@ -66,8 +66,10 @@ type Subscription struct {
 	State       State
 }
 
-// State is the durable delivery state of a subscription. The worker computes every new
-// State; the Store persists it verbatim, e.g. as its JSON (the tags below; times are UTC).
+// State is the durable delivery state of a subscription: model.SubMachine (without its
+// links, which the Store derives) in the Store's encoding. The worker computes every new
+// State as a model transition; the Store persists it verbatim, e.g. as its JSON (the tags
+// below; times are UTC, millisecond precision).
 type State struct {
 	Generation uint64 `json:"generation"`       // of the latest wake issued; 0 before the first; never decreases
 	Status     Status `json:"status,omitempty"` // "" reads as Active
@@ -85,9 +87,9 @@ type Retry struct {
 	LastError     string    `json:"last_error,omitempty"` // short reason of the last failure, for operators
 }
 
-// Wake is an outstanding wake (PROTOCOL §7). Snapshot is fixed at issue: retries resend it
-// (same wake_id, generation, streams, token), and a webhook's {"done":true} acks exactly its
-// Tail offsets.
+// Wake is an outstanding wake (PROTOCOL §7), model.SubWake in the Store's encoding.
+// Snapshot is fixed at issue: retries resend it (same wake_id, generation, streams, token),
+// and a webhook's {"done":true} acks exactly its Tail offsets.
 type Wake struct {
 	ID         string       `json:"id"`         // "w_" + 24 lowercase hex digits
 	Generation uint64       `json:"generation"` // equals State.Generation while outstanding
@@ -98,34 +100,26 @@ type Wake struct {
 	// LeaseUntil: webhook from issue, pull-wake from claim; zero while unclaimed. After a
 	// restart the worker restarts every running lease in full (design 5.3).
 	LeaseUntil time.Time `json:"lease_until"`
+	// Delivered: a webhook POST of this wake got a 2xx without done; no further attempt.
+	Delivered bool `json:"delivered,omitempty"`
 }
 
-// StreamInfo is one stream of a wake snapshot and payload (PROTOCOL §7.1 streams[]).
-type StreamInfo struct {
-	Path     string       `json:"path"`
-	LinkType string       `json:"link_type"` // LinkGlob or LinkExplicit
-	Acked    model.Offset `json:"acked"`     // the cursor (inclusive ack position)
-	Tail     model.Offset `json:"tail"`      // the stream's tail when the wake was issued
-}
+// StreamInfo is one stream of a wake snapshot and payload (PROTOCOL §7.1 streams[]): path,
+// link type, cursor (inclusive ack position) and the tail when the wake was issued.
+type StreamInfo = model.SubLink
 
 // MaxSnapshot bounds a wake's snapshot and payload (design 5.4); the rest stays pending.
-const MaxSnapshot = 1000
+const MaxSnapshot = model.MaxWakeSnapshot
 
 // Link is one linked stream as the Store derives it now: explicit link records ∪ streams
-// matching the pattern (design 5.3). Pending work is Tail > Acked.
-type Link struct {
-	Path     string
-	LinkType string       // LinkExplicit when linked both ways
-	Acked    model.Offset // cursor of the current incarnation (its start when never acked)
-	Tail     model.Offset // published tail; equal to Acked for a link whose stream is absent
-}
+// matching the pattern (design 5.3). Acked is the cursor of the current incarnation (its
+// start when never acked); Tail the published tail, equal to Acked for a link whose stream
+// is absent. Pending work is Tail > Acked.
+type Link = model.SubLink
 
 // AckMove moves one cursor to Offset (inclusive). In a Change the worker has checked it
 // against Links: linked, not below the cursor, not past the tail.
-type AckMove struct {
-	Path   string
-	Offset model.Offset
-}
+type AckMove = model.SubAck
 
 // WakeEvent is a pull-wake event to append to the subscription's wake stream (PROTOCOL §7.2):
 // Body is the compact JSON {"type":"wake","subscription_id","stream","generation","ts"}; the
@@ -290,10 +284,10 @@ var (
 	ErrWrongType      = &model.Error{Code: "INVALID_REQUEST", Msg: "this action does not apply to the subscription's type"}
 	ErrTokenInvalid   = &model.Error{Code: "TOKEN_INVALID", Msg: "the bearer token is missing, malformed or not for this subscription"}
 	ErrTokenExpired   = &model.Error{Code: "TOKEN_EXPIRED", Msg: "the bearer token has expired"}
-	ErrFenced         = model.ErrSubFenced // the wake machine's (model/subscription_machine.go)
+	ErrFenced         = model.ErrSubFenced // the model's (model/subscription_machine.go)
 	ErrAlreadyClaimed = model.ErrSubClaimed
 	ErrNoPendingWork  = model.ErrSubNoPendingWork
-	ErrAckOffset      = &model.Error{Code: "INVALID_OFFSET", Msg: "an ack names an unlinked stream, moves a cursor back, or passes the tail"}
+	ErrAckOffset      = model.ErrSubAckOffset
 	ErrURLRejected    = &model.Error{Code: "WEBHOOK_URL_REJECTED", Msg: "webhook URL rejected"}
 	ErrBadWorker      = &model.Error{Code: "INVALID_REQUEST", Msg: "claim needs a non-empty worker name"}
 )
