@@ -32,12 +32,14 @@ func (w *Worker) maybeAttempt(m *sub, now time.Time) {
 	}
 	m.inFlight = true
 	w.attempts.Add(1)
+	w.sched.begin()
 	go w.attempt(m, m.s.Incarnation, wk.ID, req)
 }
 
 // attempt runs one webhook POST under the concurrency bound and records its outcome.
 func (w *Worker) attempt(m *sub, inc uint64, wakeID string, build func(context.Context) *http.Request) {
 	defer w.attempts.Done()
+	defer w.sched.end()
 	select {
 	case w.sem <- struct{}{}:
 	case <-w.runCtx.Done():

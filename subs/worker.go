@@ -210,7 +210,7 @@ func (w *Worker) loop() {
 				w.stepSem <- struct{}{}
 				w.steps.Add(1)
 				go func() {
-					defer func() { <-w.stepSem; w.steps.Done() }()
+					defer func() { <-w.stepSem; w.steps.Done(); w.sched.end() }()
 					w.step(k)
 				}()
 			}
