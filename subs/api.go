@@ -1,8 +1,21 @@
 // Package subs is the subscription delivery worker (base protocol §6-§7, DESIGN.md D10,
-// design/subscriptions.md 5.4-5.6): it decides wakes, POSTs signed webhooks with a persisted
-// retry schedule, writes pull-wake events, and serves callback / claim / ack / release with
-// leases and generation fencing. Every durable change goes through Store, one Commit per
-// decision; the worker keeps only a mirror that it can rebuild from Store at any time.
+// design/subscriptions.md 5.4-5.6): it POSTs signed webhooks, writes pull-wake events, and
+// serves callback / claim / ack / release with leases and generation fencing.
+//
+// The worker and the model: every wake, lease, claim, ack, release and backoff decision is
+// a transition of model.SubMachine (model/subscription_machine.go, subscription_routes.go),
+// the machine the linearizability checker holds the server to. The worker only supplies
+// inputs (the Store's State and Links, the clock, wake ids, jitter, webhook outcomes) and
+// performs the resulting model.SubDecision: one Store Commit per decision with the new
+// State, its cursor moves and, for an issued pull-wake wake, its event (WakeEventFailed
+// when the wake stream refuses it); a webhook POST when AttemptDue; a step at NextDueMs.
+// State is the machine in the Store's encoding (state.go). What the worker adds is
+// plumbing the model leaves out: tokens (401s), SSRF guards, HTTP, scheduling, one attempt
+// in flight per subscription, and the volatile lease of a heartbeat (KeepLease; Restart
+// after a restart). TestWorkerFollowsTheModel runs the worker beside a sequential oracle of
+// the same machine on random schedules and fails on any divergence.
+//
+// The worker keeps only a mirror that it rebuilds from Store at every decision.
 //
 // Imports: model and the standard library only, so engine/ may implement Store with these
 // types (no cycle) or httpd/cmd may adapt it.
