@@ -20,6 +20,7 @@ type batchConfig struct {
 	Duration  time.Duration // measured window of each phase
 	Warmup    time.Duration // unmeasured run before each phase
 	Baseline  bool          // also run single-message POSTs of FrameSize first
+	ServerPID int           // server process whose CPU per record is read from /proc (0 = not reported)
 }
 
 func runBatch(args []string) error {
@@ -32,6 +33,7 @@ func runBatch(args []string) error {
 	fs.IntVar(&c.FrameSize, "frame-size", 100, "payload bytes per frame")
 	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "measured duration of each phase")
 	fs.DurationVar(&c.Warmup, "warmup", time.Second, "unmeasured warm-up before each phase")
+	fs.IntVar(&c.ServerPID, "server-pid", envInt("DS_SERVER_PID"), "server process on this machine whose CPU time per batched record is reported, from /proc/PID/stat (default $DS_SERVER_PID; 0 = none)")
 	fs.BoolVar(&c.Baseline, "baseline", true, "first run single-message POSTs of --frame-size bytes on the same streams and report the records/s ratio")
 	fs.Usage = flagUsage(fs, "batch", "Append-batch (POST {stream}/append-batch, uint32-BE length-prefixed frames; extension §4):\n"+
 		"reports requests/s and records/s, and with --baseline the ratio to single POSTs in the same run.\n"+
@@ -92,7 +94,9 @@ func runBatch(args []string) error {
 	}
 	fmt.Printf("batch: %d frames x %dB per request, streams=%d conns=%d warmup=%v duration=%v\n",
 		c.Frames, c.FrameSize, c.Streams, c.Conns, c.Warmup, c.Duration)
+	srv0, srvErr0 := serverCPU(c.ServerPID)
 	frameStatuses, bst := batchLoop(ctx, t, c, ctype, body)
+	srv1, srvErr1 := serverCPU(c.ServerPID)
 	fmt.Printf("batch: %d requests = %.1f/s, %d records = %.1f records/s, %.2f MB/s; request statuses %s; frame statuses %s\n",
 		bst.Ops, bst.perSecond(bst.Ops), bst.Records, bst.perSecond(bst.Records), bst.perSecond(bst.Bytes)/1e6,
 		bst.Statuses, frameStatuses)
@@ -106,6 +110,12 @@ func runBatch(args []string) error {
 	r.SetLatency("", &bst.Latency)
 	r.SetStatuses("", bst.Statuses)
 	r.SetStatuses("frame_", frameStatuses)
+	if c.ServerPID > 0 && srvErr0 == nil && srvErr1 == nil {
+		// Over the whole batch loop, warm-up included, per record sent.
+		perRecord := cpuPerOp(srv1-srv0, bst.AllOps*int64(c.Frames))
+		r.Set("server_cpu_us_per_record", perRecord)
+		fmt.Printf("server CPU: %.2f us/record\n", perRecord)
+	}
 	if single != nil {
 		sr := single.perSecond(single.Records)
 		r.Set("single_records_per_s", sr)

@@ -24,6 +24,7 @@ type replayConfig struct {
 	Snapshot   bool // publish a snapshot at the midpoint during setup
 	SnapSize   int  // snapshot blob size in bytes; 0 = the first half's bytes
 	PutBody    bool // setup: create each stream with its whole content as the PUT body
+	ServerPID  int  // server process whose CPU per MB read is taken from /proc (0 = not reported)
 }
 
 func runReplay(args []string) error {
@@ -39,6 +40,7 @@ func runReplay(args []string) error {
 	fs.BoolVar(&c.Read, "read", true, "run the readers (--read=false: setup only)")
 	fs.BoolVar(&c.Bootstrap, "bootstrap", false, "read each stream with one GET {stream}/bootstrap (multipart/mixed) instead of catch-up reads")
 	fs.BoolVar(&c.PutBody, "put-body", false, "setup: create each stream with its whole content (messages x msg-size bytes) as the PUT body: one request per stream, one message")
+	fs.IntVar(&c.ServerPID, "server-pid", envInt("DS_SERVER_PID"), "server process on this machine whose CPU time per MB read is reported, from /proc/PID/stat (default $DS_SERVER_PID; 0 = none)")
 	fs.BoolVar(&c.Snapshot, "snapshot", false, "setup: publish a snapshot at the midpoint offset (PUT {stream}/snapshot/{offset}) where the server supports it")
 	fs.IntVar(&c.SnapSize, "snapshot-size", 0, "with --snapshot: the snapshot blob's size in bytes (0: the first half's bytes)")
 	fs.Usage = flagUsage(fs, "replay", "Clients read whole pre-filled streams at once: catch-up (GET ?offset=-1, following\n"+
@@ -211,10 +213,12 @@ func replayRead(ctx context.Context, t *Target, c replayConfig, workload string)
 			res.elapsed = time.Since(t0)
 		})
 	}
+	srv0, srvErr0 := serverCPU(c.ServerPID)
 	start := time.Now()
 	close(gate)
 	wg.Wait()
 	wall := time.Since(start)
+	srv1, srvErr1 := serverCPU(c.ServerPID)
 
 	var clientTime, reqLat Histogram
 	statuses := Statuses{}
@@ -261,6 +265,11 @@ func replayRead(ctx context.Context, t *Target, c replayConfig, workload string)
 	r.Set("failed", failed)
 	r.Set("incomplete", incomplete)
 	r.SetStatuses("", statuses)
+	if c.ServerPID > 0 && srvErr0 == nil && srvErr1 == nil && total > 0 {
+		perMB := float64((srv1 - srv0).Microseconds()) / (float64(total) / 1e6)
+		r.Set("server_cpu_us_per_mb", perMB)
+		fmt.Printf("server CPU: %.0f us/MB read\n", perMB)
+	}
 	fmt.Println(r)
 	return nil
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One bench-peers case against the server tools/with-server.sh started (DS_BASE_URL,
-# DS_SERVER_PID). Usage: peers-case.sh CASE, with BENCH_KIND and BENCH_ROUND set (peers.sh).
+# DS_SERVER_PID), or without one for the Go benchmark cases (write-floor, record-reads).
+# Usage: peers-case.sh CASE, with BENCH_KIND and BENCH_ROUND set (peers.sh).
 # Appends the case's RESULT lines, tagged server=KIND round=R case=CASE, to
 # $BENCH_OUT/results.txt and its command (once per case) to $BENCH_OUT/commands.txt; the
 # workload's whole output goes to stdout. Knobs: see tools/bench/peers.sh.
@@ -27,6 +28,8 @@ case "$CASE" in
   append-1) step "$CASE" "$DSBENCH" append --streams 1 --conns 50 --size 100 --duration "$DUR" ;;
   wrk-append-100) step "$CASE" "$ROOT/tools/bench/wrk-append.sh" --streams 100 --conns 50 --size 100 --duration "$DUR" ;;
   wrk-append-1) step "$CASE" "$ROOT/tools/bench/wrk-append.sh" --streams 1 --conns 50 --size 100 --duration "$DUR" ;;
+  fanout-500) step "$CASE" "$DSBENCH" fanout --subscribers 500 --rate "${FANOUT_RATE:-50}" \
+    --duration "$DUR" --connect-timeout 20s --timeout 10s ;;
   fanout-1000) step "$CASE" "$DSBENCH" fanout --subscribers "${FANOUT_SUBS:-1000}" --rate "${FANOUT_RATE:-50}" \
     --duration "$DUR" --connect-timeout 20s --timeout 10s ;;
   replay-500)
@@ -38,6 +41,10 @@ case "$CASE" in
     step replay-bootstrap-500 "$DSBENCH" replay --setup=false --bootstrap --clients "$REPLAY_CLIENTS" \
       --messages 50 --msg-size "$MSG" --prefix replay ;;
   batch-100) step "$CASE" "$DSBENCH" batch --streams 100 --conns 50 --frames 100 --frame-size 100 --duration "$DUR" ;;
+  # Go benchmarks, run without a server (BENCH_KIND=dsd): the write(2) floor fan-out's CPU per
+  # delivery is judged against, and record reads (issue 19, targets 3 and 7).
+  write-floor) step "$CASE" "$ROOT/tools/bench/gobench.sh" ./httpd LoopbackWriteFloor "${FLOOR_BENCHTIME:-50000x}" ;;
+  record-reads) step "$CASE" "$ROOT/tools/bench/gobench.sh" ./engine RecordRead "${RECORD_READS_BENCHTIME:-1s}" ;;
   idle-sse-10000) step "$CASE" "$DSBENCH" idle-sse --subscribers "${IDLE_SUBS:-10000}" --connect-timeout 45s ;;
   *) echo "peers-case: unknown case $CASE" >&2; exit 2 ;;
 esac

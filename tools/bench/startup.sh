@@ -65,7 +65,7 @@ for kind in ${STARTUP_KINDS:-dsd}; do
   echo "startup: $kind data: $(du -sh "$data" | cut -f1); restarting after SIG$SIG" >&2
   since=$(date +%s%N)
   start "$kind" "$port" "$data" "$WORK/$kind-2.log"
-  probe=$(BENCH_TAGS="$tags case=startup" "$DSBENCH" probe --url "$probe_url" --since-ns "$since" --timeout 120s)
+  probe=$(BENCH_TAGS="$tags case=startup streams=$STREAMS total=$TOTAL" "$DSBENCH" probe --url "$probe_url" --since-ns "$since" --timeout 120s)
   echo "$probe" | tee -a "$OUT/log.txt" >&2
   echo "$probe" | grep '^RESULT' >>"$OUT/results.txt"
   grep -q '^startup: ' "$OUT/commands.txt" 2>/dev/null ||
