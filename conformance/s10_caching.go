@@ -101,6 +101,18 @@ var _ = Section("10", "10 Caching", func() {
 		Expect(st.Head(H(hIfNoneMatch, etag))).To(HaveStatus(200), "after an append")
 	})
 
+	ConformanceIt(SHOULD, Reqs{"B-10-03"}, "gives a HEAD the ETag and Content-Encoding of its GET for the same Accept-Encoding, each validating the other (RFC 9110 §9.3.2, A-03)", Profile("dsd"), func(s *S) {
+		st := s.Create("etag-coding", CT(ctText), Text(strings.Repeat("compressible ", 400)))
+		for _, ae := range []string{"gzip", "identity"} {
+			get, head := st.Get(H("Accept-Encoding", ae)), st.Head(H("Accept-Encoding", ae))
+			Expect(head).To(HaveStatus(200))
+			Expect(head.Get(hETag)).To(Equal(get.Get(hETag)), "Accept-Encoding: %s", ae)
+			Expect(head.Get("Content-Encoding")).To(Equal(get.Get("Content-Encoding")), "Accept-Encoding: %s", ae)
+			Expect(st.Head(H("Accept-Encoding", ae), H(hIfNoneMatch, get.Get(hETag)))).To(HaveStatus(304), "HEAD with the GET's ETag, Accept-Encoding: %s", ae)
+			Expect(st.Get(H("Accept-Encoding", ae), H(hIfNoneMatch, head.Get(hETag)))).To(HaveStatus(304), "GET with the HEAD's ETag, Accept-Encoding: %s", ae)
+		}
+	})
+
 	ConformanceIt(MUST, Reqs{"B-10-03", "B-4-03"}, "gives HEAD an ETag and a re-created stream a new incarnation: offsets restart, ETags differ (A-03, A-28)", Profile("dsd"), func(s *S) {
 		st := s.Create("incarnation", CT(ctText), Text("abc"))
 		Expect(st.Head()).To(HaveHeader(hETag, MatchRegexp(`^"[^"]+:-1@[0-9]+:[^"]+"$`)))

@@ -1,10 +1,42 @@
 package conformance
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
 
+	"github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
+
+// rawResponse is a response read off a raw connection.
+type rawResponse struct {
+	StatusCode int
+	Header     http.Header
+	Body       []byte
+}
+
+// rawHTTP1 writes req as it stands to a new connection to host and reads one response:
+// for requests an HTTP client refuses to send.
+func rawHTTP1(host, req string) rawResponse {
+	ginkgo.GinkgoHelper()
+	c, err := net.DialTimeout("tcp", host, 5*time.Second)
+	Expect(err).NotTo(HaveOccurred())
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	_, err = io.WriteString(c, req)
+	Expect(err).NotTo(HaveOccurred())
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	Expect(err).NotTo(HaveOccurred(), "reading the response to %q", strings.SplitN(req, "\r\n", 2)[0])
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return rawResponse{StatusCode: resp.StatusCode, Header: resp.Header, Body: body}
+}
 
 // Spec: base protocol §12 (digest §17), browser security headers.
 var _ = Section("12", "12 Security", func() {
@@ -56,6 +88,27 @@ var _ = Section("12", "12 Security", func() {
 			Expect(body.Error.Code).To(MatchRegexp(`^[A-Z][A-Z0-9_]*$`), "%s error code", kind)
 			Expect(body.Error.Message).NotTo(BeEmpty(), "%s error message", kind)
 		}
+	})
+
+	ConformanceIt(SHOULD, Reqs{"B-5.2-10"}, "answers a request target with a bad percent-escape with 400 and the JSON error body (D7)", Profile("dsd"), func(s *S) {
+		u, err := url.Parse(s.rt.streamURL(s.Name("escape")))
+		Expect(err).NotTo(HaveOccurred())
+		if u.Scheme != "http" {
+			ginkgo.Skip("a malformed request line is sent on cleartext HTTP/1.1 only (dsd answers it with JSON there, CONFORMANCE.md); base URL is " + u.Scheme)
+		}
+		target := u.EscapedPath() + "%zz" // no HTTP client sends it: written on a raw connection
+		r := rawHTTP1(u.Host, "GET "+target+" HTTP/1.1\r\nHost: "+u.Host+"\r\nConnection: close\r\n\r\n")
+		Expect(r.StatusCode).To(Equal(400), "GET %s", target)
+		Expect(r.Header.Get("Content-Type")).To(HavePrefix(ctJSON), "GET %s", target)
+		var body struct {
+			Error struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		Expect(json.Unmarshal(r.Body, &body)).To(Succeed(), "body %q", r.Body)
+		Expect(body.Error.Code).To(MatchRegexp(`^[A-Z][A-Z0-9_]*$`))
+		Expect(body.Error.Message).To(ContainSubstring("%zz"), "the message names the bad escape")
 	})
 
 	ConformanceIt(SHOULD, Reqs{"B-12.7-01", "B-12.7-02"}, "answers OPTIONS with 204 and permissive CORS, unknown methods with 405 and Allow (A-25)", Profile("dsd"), func(s *S) {

@@ -337,6 +337,22 @@ var _ = Section("x1", "X1 Buckets", Ext("buckets"), func() {
 		Expect(s.Do("PUT", s.BucketURL("BAD!")+"/x", CT(ctText))).To(HaveStatus(400), "invalid bucket id with a stream")
 	})
 
+	ConformanceIt(MUST, Reqs{"X-1.1-05", "X-1.1-01", "B-6-01"}, "refuses the stream id '.' and the bucket id __ds with 400 naming the id (D1)", Profile("dsd"), func(s *S) {
+		id := s.Bucket()
+		for _, dot := range []string{".", "%2E"} { // a dot segment is removed by clients and proxies (RFC 3986 §5.2.4)
+			u := s.BucketURL(id) + "/" + dot
+			s.deleteLater(u)
+			r := s.Do("PUT", u, CT(ctText))
+			Expect(r).To(HaveStatus(400), "stream id %q", dot)
+			Expect(errorCodeOf(r)).To(Equal("INVALID_STREAM_ID"), "stream id %q", dot)
+		}
+		Expect(s.list(id).Streams).To(BeEmpty())
+		s.registerBucket(s.BucketURL("__ds"))
+		r := s.Do("PUT", s.BucketURL("__ds"))
+		Expect(r).To(HaveStatus(400), "__ds is the reserved subscription namespace, not a bucket")
+		Expect(errorCodeOf(r)).To(Equal("INVALID_BUCKET_ID"))
+	})
+
 	ConformanceIt(MUST, Reqs{"X-1.4-04", "X-1.4-02"}, "reports tail_offset as the stream's offset string and pages with the last id as cursor (D2)", Profile("dsd"), func(s *S) {
 		id := s.Bucket()
 		names := []string{"p1", "p2", "p3"}

@@ -116,8 +116,8 @@ func infoHeaders(h map[string]string, info engine.StreamInfo) {
 }
 
 func checkKey(k model.StreamKey) error {
-	if !model.ValidBucketID(k.Bucket) {
-		return model.ErrBadBucketID
+	if err := model.CheckBucketID(k.Bucket); err != nil {
+		return err
 	}
 	return model.CheckStreamID(k.Bucket, k.Stream)
 }

@@ -72,6 +72,10 @@ func (e *Engine) Append(key model.StreamKey, req AppendRequest) (AppendResult, e
 	}
 	now := e.now()
 	s.mu.Lock()
+	if s.evicted {
+		s.mu.Unlock()
+		return e.Append(key, req)
+	}
 	decided := s.lastLSN
 	res, o, lsn, err := e.decideAppend(s, &req, msgs, parseErr, now)
 	s.mu.Unlock()
@@ -285,7 +289,7 @@ func (e *Engine) expireAsync(s *stream) {
 	go func() {
 		e.mu.Lock()
 		s.mu.Lock()
-		if !s.deleted && !s.m.SoftDeleted && s.live.Load() == 0 && s.m.expired(e.now(), s.access.Load()) {
+		if !s.evicted && !s.deleted && !s.m.SoftDeleted && s.live.Load() == 0 && s.m.expired(e.now(), s.access.Load()) {
 			_ = e.expireLocked(s)
 		}
 		s.mu.Unlock()

@@ -34,6 +34,10 @@ func (e *Engine) SetAttrs(key model.StreamKey, attrs []byte) error {
 	}
 	now := e.now()
 	s.mu.Lock()
+	if s.evicted {
+		s.mu.Unlock()
+		return e.SetAttrs(key, attrs)
+	}
 	if err := e.liveForWrite(s, now); err != nil {
 		lsn := s.lastLSN
 		s.mu.Unlock()

@@ -50,6 +50,10 @@ func (e *Engine) AppendBatch(key model.StreamKey, mediaType string, frames [][]b
 	}
 	now := e.now()
 	s.mu.Lock()
+	if s.evicted {
+		s.mu.Unlock()
+		return e.AppendBatch(key, mediaType, frames)
+	}
 	decided := s.lastLSN
 	acks, o, err := e.decideBatch(s, mediaType, frames, parsed, parseErr, now)
 	s.mu.Unlock()

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"sync/atomic"
+
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -24,11 +26,10 @@ type Bootstrap struct {
 // OpenBootstrap opens a bootstrap read of the stream at key. It restarts the sliding TTL.
 // Errors: model.ErrStreamNotFound, model.ErrStreamGone.
 func (e *Engine) OpenBootstrap(key model.StreamKey) (*Bootstrap, error) {
-	s, _, err := e.readable(key, true)
+	s, _, err := e.holdReadable(key, true, func(s *stream) *atomic.Int32 { return &s.pins })
 	if err != nil {
 		return nil, err
 	}
-	s.pins.Add(1)
 	b := &Bootstrap{e: e, s: s}
 	err = e.withPublished(s, func(m *streamMeta, snap []byte) error {
 		b.v, b.next, b.rec = m, m.RetainedFrom, m.RecordFirst

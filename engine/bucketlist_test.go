@@ -3,6 +3,8 @@ package engine
 import (
 	"slices"
 	"testing"
+
+	"github.com/dsd-project/dsd/model"
 )
 
 // ListBuckets pages through every bucket in id order with live stream counts, skips
@@ -48,5 +50,17 @@ func TestListBuckets(t *testing.T) {
 	}
 	if want := []string{"bkt-a", "bkt-b", "bkt-c", "test"}; !slices.Equal(ids, want) || pages != 2 {
 		t.Fatalf("listed %v in %d pages, want %v in 2", ids, pages, want)
+	}
+}
+
+// The reserved segment __ds is never a bucket (B-6-01): CreateBucket refuses it, so
+// neither PUT /__ds nor --compat-bucket __ds can make one.
+func TestCreateBucketRefusesReservedID(t *testing.T) {
+	te := newTestEngine(t)
+	if _, err := te.CreateBucket(model.ReservedSegment); err != model.ErrReservedBucketID {
+		t.Fatalf("CreateBucket(__ds) = %v, want ErrReservedBucketID", err)
+	}
+	if _, err := te.Bucket(model.ReservedSegment); err != model.ErrReservedBucketID {
+		t.Fatalf("Bucket(__ds) = %v, want ErrReservedBucketID", err)
 	}
 }

@@ -41,10 +41,10 @@ func (e *Engine) bucketLocked(id string) (*bucketState, error) {
 
 // CreateBucket creates a bucket (extension §1.2). created is false when it already
 // existed (the HTTP layer answers 409, ErrBucketExists).
-// Errors: model.ErrBadBucketID, storage errors.
+// Errors: model.ErrBadBucketID, model.ErrReservedBucketID, storage errors.
 func (e *Engine) CreateBucket(id string) (created bool, err error) {
-	if !model.ValidBucketID(id) {
-		return false, model.ErrBadBucketID
+	if err := model.CheckBucketID(id); err != nil {
+		return false, err
 	}
 	if err := e.checkWritable(); err != nil {
 		return false, err
@@ -74,10 +74,10 @@ func (e *Engine) CreateBucket(id string) (created bool, err error) {
 }
 
 // Bucket returns a bucket's metadata (extension §1.3).
-// Errors: model.ErrBadBucketID, model.ErrBucketNotFound.
+// Errors: model.ErrBadBucketID, model.ErrReservedBucketID, model.ErrBucketNotFound.
 func (e *Engine) Bucket(id string) (BucketInfo, error) {
-	if !model.ValidBucketID(id) {
-		return BucketInfo{}, model.ErrBadBucketID
+	if err := model.CheckBucketID(id); err != nil {
+		return BucketInfo{}, err
 	}
 	e.mu.Lock()
 	b, err := e.bucketLocked(id)
@@ -102,11 +102,34 @@ func (e *Engine) Bucket(id string) (BucketInfo, error) {
 	return info, e.waitDurable(lsn)
 }
 
-// DeleteBucket deletes an empty bucket (extension §1.5).
-// Errors: model.ErrBadBucketID, model.ErrBucketNotFound, model.ErrBucketNotEmpty.
-func (e *Engine) DeleteBucket(id string) error {
+// bucketExists returns nil when the bucket exists (once its last change is durable),
+// without Bucket's expiry pass. Errors: model.ErrBadBucketID, model.ErrBucketNotFound.
+func (e *Engine) bucketExists(id string) error {
 	if !model.ValidBucketID(id) {
 		return model.ErrBadBucketID
+	}
+	e.mu.Lock()
+	b, err := e.bucketLocked(id)
+	var exists bool
+	var lsn uint64
+	if err == nil {
+		exists, lsn = b.exists, b.lastLSN
+	}
+	e.mu.Unlock()
+	switch {
+	case err != nil:
+		return err
+	case !exists:
+		return e.refuse(lsn, model.ErrBucketNotFound)
+	}
+	return e.waitDurable(lsn)
+}
+
+// DeleteBucket deletes an empty bucket (extension §1.5).
+// Errors: model.ErrBadBucketID, model.ErrReservedBucketID, model.ErrBucketNotFound, model.ErrBucketNotEmpty.
+func (e *Engine) DeleteBucket(id string) error {
+	if err := model.CheckBucketID(id); err != nil {
+		return err
 	}
 	if err := e.checkWritable(); err != nil {
 		return err
@@ -145,12 +168,15 @@ func (e *Engine) DeleteBucket(id string) error {
 // count and emptiness reflect live streams only (expiry is otherwise lazy, A-14). The
 // bucket's lastLSN then covers those deletions. e.mu is held.
 func (e *Engine) expireBucketLocked(id string, b *bucketState) error {
-	if b.rec.Streams == 0 {
+	if b.rec.Streams == 0 || !e.mayHaveLifetimes() {
 		return nil
 	}
+	// Only streams with a lifetime can have expired: the others are not loaded.
 	var keys []string
-	err := e.st.Names(id+"/", id+"/", func(name string, _ *storage.Meta) bool {
-		keys = append(keys, name)
+	err := e.st.Names(id+"/", id+"/", func(name string, m *storage.Meta) bool {
+		if m.TTL != nil || m.ExpiresMs != nil {
+			keys = append(keys, name)
+		}
 		return true
 	})
 	if err != nil {

@@ -205,6 +205,9 @@ func (e *Engine) queueCreate(m *streamMeta, b *bucketState, entries []cachedMsg,
 	}
 	o := &op{s: s, others: others, ch: ch,
 		pub: func() {
+			if m.TTL != nil || m.ExpiresMs != nil {
+				e.lifetimes.Add(1) // once committed: a scan that starts later sees it
+			}
 			s.publish(m, entries)
 			for _, c := range also {
 				c.s.publish(c.after, nil)

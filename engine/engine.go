@@ -35,6 +35,10 @@ type Options struct {
 	ReadChunkBytes int
 	// TailCacheBytes bounds the recent data kept in memory per stream (default 256 KiB).
 	TailCacheBytes int
+	// LoadedStreams bounds the stream incarnations kept in memory: past it, the sweep
+	// unloads the least recently used idle ones, which reload from storage on next use
+	// (default 200,000; negative: no bound).
+	LoadedStreams int
 	// SweepInterval is the period of the expiry and garbage sweeps (default 1s).
 	SweepInterval time.Duration
 	// Observer, when set, receives commit measurements (metrics, D12).
@@ -53,6 +57,9 @@ func (o *Options) defaults() {
 	}
 	if o.TailCacheBytes == 0 {
 		o.TailCacheBytes = 256 << 10
+	}
+	if o.LoadedStreams == 0 {
+		o.LoadedStreams = 200000
 	}
 	if o.SweepInterval == 0 {
 		o.SweepInterval = time.Second
@@ -84,6 +91,14 @@ type Engine struct {
 	stop       chan struct{}
 	bg         sync.WaitGroup
 	startedMs  int64
+
+	// lifetimes counts committed creations of streams with a TTL or an expiry (from 1 at
+	// open);
+	// noLifetimes is its value when a scan of every stored stream found none, so that
+	// expiry scans are skipped until such a stream is created (sweep.go).
+	lifetimes   atomic.Uint64
+	noLifetimes atomic.Uint64
+	unloads     atomic.Uint64 // streams evicted (evict.go)
 
 	subsMu   sync.Mutex                                  // orders every subscription decision (subscriptions.go)
 	observer atomic.Pointer[func(bucket, stream string)] // told of every published stream change
@@ -126,6 +141,7 @@ func OpenBackend(st storage.Backend, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: read the last stream id: %w", err)
 	}
 	e.nextSID = sid
+	e.lifetimes.Store(1)
 	e.q.init()
 	e.bg.Add(2)
 	go e.commitLoop()

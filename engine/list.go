@@ -34,7 +34,9 @@ type StreamList struct {
 // ListStreams lists a bucket's live streams (extension §1.4); soft-deleted and expired
 // streams are left out. Errors: model.ErrBadBucketID, model.ErrBucketNotFound.
 func (e *Engine) ListStreams(bucket string, q ListQuery) (StreamList, error) {
-	if _, err := e.Bucket(bucket); err != nil {
+	// The listing leaves expired streams out itself: no expiry pass over the bucket
+	// (Bucket's), so a page costs the same at any cursor and loads no stream.
+	if err := e.bucketExists(bucket); err != nil {
 		return StreamList{}, err
 	}
 	prefix := bucket + "/" + q.Prefix
@@ -46,7 +48,7 @@ func (e *Engine) ListStreams(bucket string, q ListQuery) (StreamList, error) {
 	var out StreamList
 	err := e.st.Names(prefix, seek, func(_ string, sm *storage.Meta) bool {
 		m := fromStored(sm)
-		if m.SoftDeleted || m.expired(now, e.accessOf(m)) {
+		if m.SoftDeleted || (m.TTL != nil || m.ExpiresMs != nil) && m.expired(now, e.accessOf(m)) {
 			return true
 		}
 		if len(out.Streams) == q.Limit {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/dsd-project/dsd/model"
 )
@@ -18,11 +19,10 @@ type Reader struct {
 // OpenReader opens a live reader of the stream at key and restarts its sliding TTL
 // (B-5.1-05). Errors: model.ErrStreamNotFound, model.ErrStreamGone.
 func (e *Engine) OpenReader(key model.StreamKey) (*Reader, StreamInfo, error) {
-	s, v, err := e.readable(key, true)
+	s, v, err := e.holdReadable(key, true, func(s *stream) *atomic.Int32 { return &s.live })
 	if err != nil {
 		return nil, StreamInfo{}, err
 	}
-	s.live.Add(1)
 	return &Reader{e: e, s: s}, v.info(), nil
 }
 

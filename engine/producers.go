@@ -86,6 +86,9 @@ func (e *Engine) producer(s *stream, id string) (*producerState, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.producers == nil {
+		s.producers = make(map[string]*producerState)
+	}
 	s.producers[id] = st
 	return st, nil
 }

@@ -21,6 +21,10 @@ func (e *Engine) SetRetention(key model.StreamKey, at Position) (StreamInfo, err
 		return StreamInfo{}, err
 	}
 	s.mu.Lock()
+	if s.evicted {
+		s.mu.Unlock()
+		return e.SetRetention(key, at)
+	}
 	decided := s.lastLSN
 	o, info, lsn, err := e.decideRetention(s, at)
 	s.mu.Unlock()

@@ -63,6 +63,10 @@ func (e *Engine) PublishSnapshot(key model.StreamKey, req SnapshotRequest) (Snap
 	}
 	info := SnapshotInfo{ContentType: req.ContentType, Digest: SnapshotDigest(mt, req.Body), Size: int64(len(req.Body))}
 	s.mu.Lock()
+	if s.evicted {
+		s.mu.Unlock()
+		return e.PublishSnapshot(key, req)
+	}
 	decided := s.lastLSN
 	o, lsn, err := e.decideSnapshot(s, &req, &info)
 	s.mu.Unlock()

@@ -24,9 +24,10 @@ type stream struct {
 	deleted    bool // a delete is decided (writers see 404)
 	visDeleted bool // the delete committed (readers see 404)
 	lastLSN    uint64
-	metaMs     int64 // Unix ms when the last queued op rewrote the meta
-	producers  map[string]*producerState
-	notify     chan struct{} // waiters' wake-up: made by the first waiter, closed (and dropped) at the next publish
+	metaMs     int64                     // Unix ms when the last queued op rewrote the meta
+	producers  map[string]*producerState // loaded producer states (nil until the first)
+	evicted    bool                      // unloaded (evict.go): callers holding s look it up again
+	notify     chan struct{}             // waiters' wake-up: made by the first waiter, closed (and dropped) at the next publish
 	cache      tailCache
 	cacheUsed  int64 // Unix ms of the last publish or cache read
 
@@ -39,7 +40,7 @@ type stream struct {
 func newStream(m *streamMeta, committed bool, cacheBytes int) *stream {
 	s := &stream{key: model.StreamKey{Bucket: m.Bucket, Stream: m.Stream}.String(), sid: m.ID,
 		isJSON: m.isJSON(),
-		m:      m, producers: make(map[string]*producerState)}
+		m:      m}
 	if committed {
 		s.vis = m
 	}

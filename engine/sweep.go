@@ -39,6 +39,7 @@ func (e *Engine) sweepLoop() {
 			e.gcWorked()
 		}
 		e.dropIdleCaches(cacheIdle)
+		e.evictIdle()
 	}
 }
 
@@ -77,9 +78,15 @@ func (e *Engine) expireLoaded() {
 
 // expireStored loads and expires streams that are stored but not loaded.
 func (e *Engine) expireStored() {
+	gen := e.lifetimes.Load()
+	if !e.mayHaveLifetimes() {
+		return
+	}
 	now := e.now()
 	var keys []string
+	some := false
 	err := e.st.Names("", "", func(name string, m *storage.Meta) bool {
+		some = some || m.TTL != nil || m.ExpiresMs != nil
 		if (m.TTL != nil || m.ExpiresMs != nil) && !m.SoftDeleted &&
 			fromStored(m).expired(now, max(m.AccessMs, e.startedMs)) {
 			keys = append(keys, name)
@@ -90,17 +97,28 @@ func (e *Engine) expireStored() {
 		e.gcFailed("scan for expired streams", err)
 		return
 	}
+	if !some {
+		e.noLifetimes.Store(gen) // none stored, unless created since the scan began
+	}
 	for _, k := range keys {
 		if s, err := e.lookup(k); err == nil && s != nil {
 			e.mu.Lock()
 			s.mu.Lock()
-			if !s.deleted && !s.m.SoftDeleted && s.live.Load() == 0 && s.m.expired(e.now(), s.access.Load()) {
+			if !s.evicted && !s.deleted && !s.m.SoftDeleted && s.live.Load() == 0 && s.m.expired(e.now(), s.access.Load()) {
 				_ = e.expireLocked(s)
 			}
 			s.mu.Unlock()
 			e.mu.Unlock()
 		}
 	}
+}
+
+// mayHaveLifetimes reports whether a stream with a TTL or an expiry may be stored: false
+// once a scan found none and none was created since, so that expiry passes over every
+// stored stream (each minute, and a bucket's on GET) cost nothing when no stream can
+// expire.
+func (e *Engine) mayHaveLifetimes() bool {
+	return e.lifetimes.Load() != e.noLifetimes.Load()
 }
 
 // collectTrash frees, a bounded batch at a time, the storage of deleted incarnations.

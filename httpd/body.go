@@ -190,3 +190,12 @@ func bodyError(err error) error {
 	}
 	return fmt.Errorf("%w: %v", model.ErrBadBody, err)
 }
+
+func minTime(a time.Time, bs ...time.Time) time.Time {
+	for _, b := range bs {
+		if b.Before(a) {
+			a = b
+		}
+	}
+	return a
+}

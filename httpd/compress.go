@@ -20,7 +20,7 @@ const minCompressBytes = 1024
 // finite reads (catch-up, snapshots), bootstraps and listings. Live reads (SSE and
 // long-poll) are never compressed: their events must reach the client as written.
 func compressible(r *http.Request, k targetKind) bool {
-	if r.Method != http.MethodGet {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
 	}
 	switch k {
@@ -85,7 +85,9 @@ func negotiateCoding(accept []string) string {
 // minCompressBytes; smaller bodies, other statuses and responses that set their own
 // Content-Encoding pass unchanged. A compressed response gets Content-Encoding, loses
 // Content-Length, and its ETag carries the coding as a suffix ("...-gzip"), so that each
-// encoding has its own validator; offsets and protocol headers are unchanged.
+// encoding has its own validator; offsets and protocol headers are unchanged. A HEAD gets
+// the headers its GET would (RFC 9110 §9.3.2): decided from the GET body's size, its
+// Content-Length or, for a stream's HEAD, the size set by setHeadBodySize.
 type compressWriter struct {
 	http.ResponseWriter
 	coding  string
@@ -96,6 +98,8 @@ type compressWriter struct {
 	// suffixedINM: the request's If-None-Match named this coding's ETag (rewritten for
 	// the handler), so a 304 answers with that ETag.
 	suffixedINM bool
+	head        bool
+	headSize    int // the GET body's size for a HEAD (setHeadBodySize); -1 unknown
 }
 
 type encoder interface {
@@ -116,7 +120,7 @@ func compressResponse(w http.ResponseWriter, r *http.Request, t target, err erro
 	if coding == "" {
 		return w, func() {}
 	}
-	cw := &compressWriter{ResponseWriter: w, coding: coding}
+	cw := &compressWriter{ResponseWriter: w, coding: coding, head: r.Method == http.MethodHead, headSize: -1}
 	if inm := r.Header.Get("If-None-Match"); strings.Contains(inm, "-"+coding+`"`) {
 		r.Header.Set("If-None-Match", strings.ReplaceAll(inm, "-"+coding+`"`, `"`))
 		cw.suffixedINM = true
@@ -129,7 +133,9 @@ func (w *compressWriter) WriteHeader(code int) {
 		w.ResponseWriter.WriteHeader(code)
 		return
 	}
-	if code == http.StatusOK && w.Header().Get("Content-Encoding") == "" {
+	if code == http.StatusOK && w.head {
+		w.decideHead()
+	} else if code == http.StatusOK && w.Header().Get("Content-Encoding") == "" {
 		w.status = code // decided at minCompressBytes or at the end
 		return
 	}
@@ -157,6 +163,29 @@ func (w *compressWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// decideHead gives a HEAD the coding headers of its GET: Content-Encoding and the
+// suffixed ETag when the GET body would reach minCompressBytes (unknown size: neither).
+func (w *compressWriter) decideHead() {
+	hd := w.Header()
+	n := w.headSize
+	if cl := hd.Get("Content-Length"); n < 0 && cl != "" {
+		n, _ = strconv.Atoi(cl)
+	}
+	if n >= minCompressBytes && hd.Get("Content-Encoding") == "" {
+		hd.Set("Content-Encoding", w.coding)
+		hd.Del("Content-Length")
+		w.suffixETag()
+	}
+}
+
+// setHeadBodySize tells a HEAD's compressWriter, if any, the size of the body its GET
+// would send, for a handler that sends no Content-Length.
+func setHeadBodySize(w http.ResponseWriter, n int) {
+	if cw, ok := w.(*compressWriter); ok {
+		cw.headSize = n
+	}
 }
 
 // start begins the encoded response with the held bytes.

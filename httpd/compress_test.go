@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -241,5 +242,47 @@ func TestCompressedBootstrapOverHTTP(t *testing.T) {
 	// the parts match the identity body's but for the random boundary
 	if n := strings.Count(string(zbody), chunk); n != 30 || strings.Count(id.Body.String(), chunk) != 30 {
 		t.Fatalf("%d chunks in the zstd body", n)
+	}
+}
+
+// A HEAD carries the coding headers its GET would for the same Accept-Encoding (RFC 9110
+// §9.3.2): the same ETag and Content-Encoding on both sides of the 1 KiB threshold, text
+// and JSON; an ETag from either validates the other (If-None-Match: 304).
+func TestHeadMatchesCompressedGet(t *testing.T) {
+	s := newTestServer(t)
+	for _, c := range []struct{ ct, unit string }{{"text/plain", "x"}, {"application/json", `"y",`}} {
+		for _, n := range []int{0, 1, 255, 256, 1022, 1023, 1024, 1025, 3000} {
+			path := "/v1/stream/h-" + strings.ReplaceAll(c.ct, "/", "-") + "-" + strconv.Itoa(n)
+			body := strings.Repeat(c.unit, n)
+			if c.ct == "application/json" {
+				// 254 messages of 4 canonical bytes, then one that makes them n: n 1022 and 1023
+				// make the array 1023 and 1024 bytes, the threshold's two sides.
+				if n == 1022 || n == 1023 {
+					body = strings.Repeat(c.unit, 254) + `"` + strings.Repeat("y", n-1016-3) + `",`
+				}
+				body = "[" + strings.TrimSuffix(body, ",") + "]"
+			}
+			if w := s.do("PUT", path, body, "Content-Type: "+c.ct); status(w) != 201 {
+				t.Fatalf("PUT %s: %d %s", path, status(w), w.Body)
+			}
+			for _, ae := range []string{"", "gzip", "zstd"} {
+				hdr := []string{}
+				if ae != "" {
+					hdr = append(hdr, "Accept-Encoding: "+ae)
+				}
+				g, h := s.do("GET", path, "", hdr...), s.do("HEAD", path, "", hdr...)
+				for _, name := range []string{"ETag", "Content-Encoding", "Vary"} {
+					if g.Header().Get(name) != h.Header().Get(name) {
+						t.Errorf("%s (%d units, %q): GET %s %q, HEAD %q", path, n, ae, name, g.Header().Get(name), h.Header().Get(name))
+					}
+				}
+				for _, m := range []string{"GET", "HEAD"} {
+					w := s.do(m, path, "", append(hdr, "If-None-Match: "+h.Header().Get("ETag"))...)
+					if status(w) != 304 || w.Header().Get("ETag") != h.Header().Get("ETag") {
+						t.Errorf("%s %s (%q) with the HEAD's ETag %s: %d ETag %q", m, path, ae, h.Header().Get("ETag"), status(w), w.Header().Get("ETag"))
+					}
+				}
+			}
+		}
 	}
 }

@@ -42,6 +42,7 @@ var statusOf = map[*model.Error]int{
 	subs.ErrTokenInvalid: 401, subs.ErrTokenExpired: 401, subs.ErrAckOffset: 409,
 	subs.ErrWakeStream:          409,
 	model.ErrBadContentEncoding: 415, model.ErrForbidden: 403,
+	model.ErrMalformedRequest: 400, model.ErrHeaderTooLarge: 431, model.ErrBadTransferCoding: 501,
 }
 
 // retryAfter is the Retry-After (seconds) of every 503 (issue 20, D4 amended): the engine
@@ -121,6 +122,11 @@ type errorBody struct {
 		Generation    *uint64 `json:"generation,omitempty"`
 	} `json:"error"`
 }
+
+// WriteError renders err as every listener of dsd answers an error (D7): the status of its
+// code (CONFORMANCE.md's error table), its headers (Retry-After on 503, WWW-Authenticate on
+// 401, ...) and {"error":{"code","message"}} as application/json (no body on HEAD).
+func WriteError(w http.ResponseWriter, r *http.Request, err error) { writeError(w, r, err) }
 
 // writeError renders err: its status, its headers and the JSON body of D7 (none on HEAD).
 func writeError(w http.ResponseWriter, r *http.Request, err error) {

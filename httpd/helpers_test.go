@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/internal/testserver"
 )
 
 // testServer is dsd's handler over a fresh engine, with the flat surface on bucket
@@ -28,15 +29,8 @@ func newTestServer(t *testing.T) *testServer {
 // newTestServerWith serves cfg (its CompatBucket set to "default") over a fresh engine.
 func newTestServerWith(t *testing.T, cfg Config) *testServer {
 	t.Helper()
-	eng, err := engine.Open(t.TempDir(), engine.Options{NoSync: true, SweepInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	if _, err := eng.CreateBucket("default"); err != nil {
-		t.Fatal(err)
-	}
-	cfg.CompatBucket = "default"
+	eng := testserver.Engine(t)
+	cfg.CompatBucket = testserver.CompatBucket
 	h := New(EngineStore{Engine: eng}, cfg)
 	return &testServer{t: t, h: h, eng: eng}
 }

@@ -3,6 +3,7 @@ package httpd
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dsd-project/dsd/engine"
@@ -29,6 +30,25 @@ type readQuery struct {
 	timeout   time.Duration // timeout_ms (D6); 0 = server default
 	rec       *recordQuery  // record-aware read (extension §6.6); nil for offset reads
 	bounds    bool          // reads report message ends (binary SSE: one event per message)
+}
+
+// parkedQuery is what a parked SSE subscriber keeps of its readQuery (issue 19: the rest
+// served the catch-up).
+type parkedQuery struct {
+	cursor string
+	rec    *recordQuery
+	bounds bool
+}
+
+// parked returns what an SSE response keeps of q once caught up; the cursor is copied
+// off the request line.
+func (q readQuery) parked() parkedQuery {
+	return parkedQuery{cursor: strings.Clone(q.cursor), rec: q.rec, bounds: q.bounds}
+}
+
+// query is the readQuery an SSE response continues with.
+func (l parkedQuery) query() readQuery {
+	return readQuery{live: liveSSE, cursor: l.cursor, rec: l.rec, bounds: l.bounds}
 }
 
 // recordQuery is the record-aware part of a read (extension §6.6-§6.8).

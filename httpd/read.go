@@ -200,9 +200,25 @@ func (h *Handler) head(w http.ResponseWriter, r *http.Request, t target) error {
 	setInfoHeaders(hd, info)
 	hd.Set("Cache-Control", ccNoStore)
 	if !notModified(w, r, makeETag(info.ID, "-1@"+strconv.FormatUint(uint64(info.RetainedFrom), 10), info.Tail, info.Closed)) {
+		setHeadBodySize(w, headBodySize(info))
 		w.WriteHeader(http.StatusOK)
 	}
 	return nil
+}
+
+// headBodySize is the size of the body a GET from the start would send (its ETag is the
+// HEAD's): the retained bytes or, for a JSON stream, their array (each message's "\n"
+// becomes a ',' and the brackets are added: one byte more, "[]" when empty). A GET cut at
+// the read's cap sends at least minCompressBytes, as the HEAD counts.
+func headBodySize(info engine.StreamInfo) int {
+	n := int(info.Tail - info.RetainedFrom)
+	switch {
+	case info.JSON() && n == 0:
+		return 2
+	case info.JSON():
+		return n + 1
+	}
+	return n
 }
 
 // setInfoHeaders sets the metadata headers of HEAD (B-5.5-02) and of its extensions.

@@ -44,7 +44,7 @@ const reservedSegment = "__ds"
 const flatPrefix = "/v1/stream/"
 
 // parseTarget classifies an escaped request path. Errors: model.ErrRouteNotFound,
-// model.ErrBadBucketID, model.ErrBadStreamID, model.ErrBadQuery (bad escapes).
+// model.ErrBadBucketID, model.ErrReservedBucketID (/__ds), model.ErrBadStreamID, model.ErrBadQuery (bad escapes).
 func (h *Handler) parseTarget(escaped string) (target, error) {
 	if h.cfg.CompatBucket != "" && strings.HasPrefix(escaped, flatPrefix) {
 		return flatTarget(h.cfg.CompatBucket, escaped)
@@ -57,11 +57,11 @@ func (h *Handler) parseTarget(escaped string) (target, error) {
 	if err != nil {
 		return target{}, model.ErrBadPathEscape
 	}
-	if bucket == reservedSegment {
+	if bucket == reservedSegment && len(segs) > 1 {
 		return target{kind: tReserved, param: strings.Join(segs[1:], "/")}, nil
 	}
-	if !model.ValidBucketID(bucket) {
-		return target{}, model.ErrBadBucketID
+	if err := model.CheckBucketID(bucket); err != nil {
+		return target{}, err // /__ds itself: the reserved id, not a bucket (ErrReservedBucketID)
 	}
 	if len(segs) == 1 {
 		return target{kind: tBucket, bucket: bucket}, nil

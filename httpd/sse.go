@@ -39,14 +39,15 @@ func (h *Handler) sse(w http.ResponseWriter, r *http.Request, t target, q readQu
 	res, end := holdBack(enc, raw)
 	setSSEHeaders(w.Header(), info, enc)
 	deadline := time.Now().Add(h.cfg.SSEMaxAge)
-	if c, hijacked := hijackSSE(w, r, &h.stalls, h.cfg.SSESendBuffer); hijacked {
-		if c == nil {
+	sub := &sseSub{q: q.parked(), enc: enc, deadline: monoOf(deadline)}
+	if hijacked, err := hijackSSE(&sub.c, w, r, h.cfg.SSESendBuffer); hijacked {
+		if err != nil {
 			h.stalls.release(st)
 			lr.Close()
 			return nil
 		}
-		h.stalls.arm(st, c.reset)
-		h.sseHijacked(c, t.key, lr, q, enc, raw, st, deadline)
+		h.stalls.arm(st, sub.c.reset)
+		h.sseHijacked(sub, t.key, lr, raw, st)
 		return nil
 	}
 	h.stalls.release(st) // served through net/http: writeHeld counts its writes
@@ -102,12 +103,13 @@ const sseCatchUpTimeout = 30 * time.Second
 // to the encoding once known.
 const sseReserve = 2 * sseReadBytes
 
-// sseHijacked serves an SSE response on a hijacked connection: it catches up on this
-// goroutine, then parks the subscriber in its stream's hub and returns. Each step (read,
-// encode, write) holds its bytes in the live-buffer budget, reserved before the read (st,
-// for res): a reader that does not read holds one read's encoded events (reads are about
-// sseReadBytes) and may be cut (issue 20).
-func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q readQuery, enc sseEnc, raw engine.ReadResult, st *stall, deadline time.Time) {
+// sseHijacked serves the SSE response of sub (on its hijacked connection): it catches up
+// on this goroutine, then parks the subscriber in its stream's hub and returns. Each step
+// (read, encode, write) holds its bytes in the live-buffer budget, reserved before the read
+// (st, for raw): a reader that does not read holds one read's encoded events (reads are
+// about sseReadBytes) and may be cut (issue 20).
+func (h *Handler) sseHijacked(sub *sseSub, key model.StreamKey, lr LiveReader, raw engine.ReadResult, st *stall) {
+	c, q, enc := &sub.c, sub.q.query(), sub.enc
 	res, end := holdBack(enc, raw)
 	raw.Data = nil
 	for {
@@ -147,17 +149,21 @@ func (h *Handler) sseHijacked(c *sseConn, key model.StreamKey, lr LiveReader, q 
 		res, end = holdBack(enc, raw)
 		raw.Data = nil
 	}
-	sub := &sseSub{c: c, key: key, q: q, enc: enc, next: res.Next, end: end, nextRec: res.RecordNext, info: res.Info,
-		deadline: deadline, lastSent: time.Now()}
-	h.hubs.join(h, key.String(), res.Info.ID, lr, sub)
+	sub.at(res, end)
+	sub.lastSent = monoNow()
+	sub.c.park()
+	h.hubs.join(h, key, res.Info.ID, lr, sub)
 }
 
 // sseResume takes back a parked subscriber whose socket could not take an event at once
 // (the hub does not wait for anyone): on a goroutine of its own it writes the rest of the
 // interrupted chunk, catches up from there and parks again, so a slow or stalled reader
 // delays no other subscriber. res is the read the chunk came from (zero for keep-alives).
-func (h *Handler) sseResume(s *sseSub, rest []byte, res engine.ReadResult) {
-	if err := s.c.sendHeld(rest, len(rest), sseCatchUpTimeout); err != nil {
+func (h *Handler) sseResume(key model.StreamKey, s *sseSub, rest []byte, res engine.ReadResult) {
+	if err := s.c.unpark(); err != nil {
+		return
+	}
+	if err := s.c.sendHeld(&h.stalls, rest, len(rest), sseCatchUpTimeout); err != nil {
 		s.c.abort()
 		return
 	}
@@ -166,9 +172,9 @@ func (h *Handler) sseResume(s *sseSub, rest []byte, res engine.ReadResult) {
 		return
 	}
 	if res.Info.ID != 0 {
-		s.next, s.nextRec, s.info = res.Next, res.RecordNext, res.Info
+		s.at(res, s.end)
 	}
-	lr, info, err := h.store.OpenLive(s.key)
+	lr, info, err := h.store.OpenLive(key)
 	if err != nil {
 		s.c.finish() // deleted meanwhile: the client learns it when it reconnects
 		return
@@ -179,14 +185,15 @@ func (h *Handler) sseResume(s *sseSub, rest []byte, res engine.ReadResult) {
 		s.c.finish()
 		return
 	}
-	next, err := lr.Read(s.q.nextRequest(engine.ReadResult{Next: s.next, RecordNext: s.nextRec}))
-	if err != nil || info.ID != s.info.ID {
+	next, err := lr.Read(s.q.query().nextRequest(engine.ReadResult{Next: s.next, RecordNext: s.nextRec}))
+	if err != nil || info.ID != s.id {
 		h.stalls.release(st)
 		lr.Close()
 		s.c.finish() // gone behind retention, or another incarnation: the client resumes
 		return
 	}
-	h.sseHijacked(s.c, s.key, lr, s.q, s.enc, next, st, s.deadline)
+	s.dead = false // the hub let s go after dropping it from its list (sseHub.compact)
+	h.sseHijacked(s, key, lr, next, st)
 }
 
 // setSSEHeaders sets the head of an SSE response (B-5.8-01, B-5.8-02, extension §6.9).
@@ -215,7 +222,7 @@ func (h *Handler) writeEvents(buf *bytes.Buffer, enc sseEnc, q readQuery, res en
 		if len(res.Data) > 0 {
 			writeDataEvent(buf, enc, res.Data)
 		}
-		h.writeControlEvent(buf, q, res.Info, res.Next, res.RecordNext, res.UpToDate, res.EOF)
+		h.writeControlEvent(buf, q, res.Info.RecordFirst, res.Next, res.RecordNext, res.UpToDate, res.EOF)
 		return
 	}
 	data, rec, next := res.Data, res.RecordStart, res.Start
@@ -226,7 +233,7 @@ func (h *Handler) writeEvents(buf *bytes.Buffer, enc sseEnc, q readQuery, res en
 		buf.WriteByte('\n')
 		rec, next, data = rec+1, next+model.Offset(i), data[i:]
 		last := len(data) == 0
-		h.writeControlEvent(buf, q, res.Info, next, rec, last && res.UpToDate, last && res.EOF)
+		h.writeControlEvent(buf, q, res.Info.RecordFirst, next, rec, last && res.UpToDate, last && res.EOF)
 	}
 }
 
@@ -238,7 +245,7 @@ func (h *Handler) writeMessageEvents(buf *bytes.Buffer, q readQuery, res engine.
 	for i, to := range res.Ends {
 		writeDataEvent(buf, encBase64, res.Data[from:to])
 		last := i == len(res.Ends)-1
-		h.writeControlEvent(buf, q, res.Info, res.Start+model.Offset(to), 0, last && res.UpToDate, last && res.EOF)
+		h.writeControlEvent(buf, q, res.Info.RecordFirst, res.Start+model.Offset(to), 0, last && res.UpToDate, last && res.EOF)
 		from = to
 	}
 }
@@ -264,7 +271,7 @@ func (h *Handler) sseWait(ctx context.Context, w http.ResponseWriter, rc *http.R
 			return false
 		}
 		var buf bytes.Buffer
-		h.writeControlEvent(&buf, q, res.Info, res.Next, res.RecordNext, true, false)
+		h.writeControlEvent(&buf, q, res.Info.RecordFirst, res.Next, res.RecordNext, true, false)
 		if _, err := w.Write(buf.Bytes()); err != nil || rc.Flush() != nil {
 			return false
 		}
@@ -350,14 +357,14 @@ type controlEvent struct {
 }
 
 // writeControlEvent renders a control event; a closing one carries no cursor;
-// record-aware reads add the record bounds (extension §6.9).
-func (h *Handler) writeControlEvent(buf *bytes.Buffer, q readQuery, info engine.StreamInfo, next model.Offset, nextRec uint64, upToDate, closed bool) {
+// record-aware reads add the record bounds, first the stream's first record ordinal
+// (extension §6.9).
+func (h *Handler) writeControlEvent(buf *bytes.Buffer, q readQuery, first uint64, next model.Offset, nextRec uint64, upToDate, closed bool) {
 	ev := controlEvent{StreamNextOffset: next.String(), UpToDate: upToDate || closed, StreamClosed: closed}
 	if !closed {
 		ev.StreamCursor = h.nextCursor(q.cursor)
 	}
 	if q.rec != nil {
-		first := info.RecordFirst
 		ev.StreamFirstRecord, ev.StreamNextRecord = &first, &nextRec
 	}
 	b, _ := json.Marshal(ev)

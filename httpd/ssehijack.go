@@ -2,59 +2,49 @@ package httpd
 
 import (
 	"bytes"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
 	"time"
 )
 
-// sseConn is an SSE response on a hijacked HTTP/1.1 connection: dsd writes the response
-// head and the chunked body itself, so that an idle subscriber costs no goroutine and no
-// net/http buffers (issue 9: 10,000 idle subscribers in bounded memory).
-type sseConn struct {
-	conn   net.Conn
-	wdl    time.Time // the write deadline currently set
-	stalls *stallSet // the live-buffer budget its blocked writes count in
-}
-
-// hijackSSE takes over the connection of an HTTP/1.1 request, bounds its kernel send
+// hijackSSE takes over the connection of an HTTP/1.1 request into c, bounds its kernel send
 // buffer to sndbuf bytes (issue 20: a reader that does not read pins at most that in the
 // kernel), and writes the response head with w's headers. hijacked is false (and w
 // untouched) when the connection cannot be hijacked (HTTP/2, test recorders, HTTP/1.0):
-// the caller then serves through w. A nil conn with hijacked true means the connection
+// the caller then serves through w. A non-nil err with hijacked true means the connection
 // failed and is closed.
-func hijackSSE(w http.ResponseWriter, r *http.Request, stalls *stallSet, sndbuf int) (c *sseConn, hijacked bool) {
+func hijackSSE(c *sseConn, w http.ResponseWriter, r *http.Request, sndbuf int) (hijacked bool, err error) {
 	hj, ok := w.(http.Hijacker)
 	if !ok || r.ProtoMajor != 1 || r.ProtoMinor != 1 {
-		return nil, false
+		return false, nil
 	}
 	conn, _, err := hj.Hijack()
 	if err != nil {
-		return nil, false
+		return false, nil
 	}
 	// Bytes already read past this request (a pipelined request, a stray CRLF, a GET body)
 	// are dropped: the response says Connection: close, so a client retries what it
 	// pipelined (RFC 9112 §9.3.2) and this request is still answered.
-	head := make([]byte, 0, 1024)
-	head = append(head, "HTTP/1.1 200 OK\r\n"...)
-	h := w.Header().Clone()
-	h.Set("Transfer-Encoding", "chunked")
-	h.Set("Connection", "close")
-	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
-	b := bufWriter{b: head}
-	_ = h.Write(&b)
-	b.b = append(b.b, "\r\n"...)
+	b := bufWriter{b: make([]byte, 0, 512)}
+	b.b = append(b.b, "HTTP/1.1 200 OK\r\n"...)
+	_ = w.Header().WriteSubset(&b, sseOwnHeaders)
+	b.b = append(b.b, "Transfer-Encoding: chunked\r\nConnection: close\r\nDate: "...)
+	b.b = time.Now().UTC().AppendFormat(b.b, http.TimeFormat)
+	b.b = append(b.b, "\r\n\r\n"...)
 	if tc := tcpOf(conn); tc != nil && sndbuf > 0 {
 		_ = tc.SetWriteBuffer(sndbuf)
 	}
-	c = &sseConn{conn: conn, stalls: stalls}
+	c.conn = conn
 	if _, err := c.write(b.b, 10*time.Second); err != nil {
 		c.reset()
-		return nil, true
+		return true, err
 	}
-	return c, true
+	return true, nil
 }
+
+// sseOwnHeaders are the fields hijackSSE writes itself.
+var sseOwnHeaders = map[string]bool{"Transfer-Encoding": true, "Connection": true, "Date": true}
 
 type bufWriter struct{ b []byte }
 
@@ -97,55 +87,4 @@ func putChunkBuf(b *bytes.Buffer) {
 	if b.Cap() <= maxPooledChunk {
 		chunkPool.Put(b)
 	}
-}
-
-// lastChunk ends a chunked body.
-var lastChunk = []byte("0\r\n\r\n")
-
-// write sends bytes already framed as chunks, giving up after between timeout/2 and
-// timeout: the deadline is moved when less than half of it is left (which spares most
-// writes of a busy subscriber a deadline update) or when it lies further than timeout
-// (a longer catch-up deadline must not outlive the catch-up). n is what was written; after
-// a timeout (os.ErrDeadlineExceeded) the rest may still be written with a new deadline.
-func (c *sseConn) write(framed []byte, timeout time.Duration) (n int, err error) {
-	if now := time.Now(); c.wdl.Sub(now) < timeout/2 || c.wdl.Sub(now) > timeout {
-		c.wdl = now.Add(timeout)
-		c.conn.SetWriteDeadline(c.wdl)
-	}
-	return c.conn.Write(framed)
-}
-
-// sseFinishTimeout bounds the write of the final chunk: a subscriber that cannot take
-// five bytes is cut rather than waited for.
-const sseFinishTimeout = 20 * time.Millisecond
-
-// sendHeld writes rest as a stall of held bytes, for at most timeout.
-func (c *sseConn) sendHeld(rest []byte, held int, timeout time.Duration) error {
-	st := c.stalls.hold(held, c.reset)
-	_, err := c.write(rest, timeout)
-	c.stalls.release(st)
-	return err
-}
-
-// finish ends the response properly and closes the connection; a socket that cannot take
-// the last chunk is reset instead.
-func (c *sseConn) finish() {
-	c.conn.SetWriteDeadline(time.Now().Add(sseFinishTimeout))
-	if _, err := c.conn.Write(lastChunk); err != nil {
-		c.reset()
-		return
-	}
-	c.conn.Close()
-}
-
-// abort resets the connection without ending the body (the client sees a cut response
-// and reconnects from its last control event).
-func (c *sseConn) abort() { c.reset() }
-
-// reset closes the connection with SO_LINGER 0: the kernel sends RST and frees the send
-// queue at once, instead of keeping it as an orphan toward a reader that does not read.
-// Safe while another goroutine writes (its write fails).
-func (c *sseConn) reset() {
-	lingerOff(c.conn)
-	c.conn.Close()
 }

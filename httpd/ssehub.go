@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,29 +12,44 @@ import (
 	"github.com/dsd-project/dsd/model"
 )
 
-// sseWriteTimeout bounds one write to a parked subscriber. A write only waits when the
-// socket's buffer is full; a subscriber that cannot take an event in that time leaves the
+// sseWriteTimeout bounds one write to a parked subscriber whose socket stayed in the
+// netpoller (TLS; not Unix); a parked socket (fdConn) does not wait at all. A write only
+// waits when the socket's buffer is full; a subscriber that cannot take an event leaves the
 // hub for a goroutine of its own (sseResume), so that no subscriber waits for another.
 const sseWriteTimeout = 5 * time.Millisecond
 
-// sseSub is an SSE subscriber parked in a hub once caught up: a connection and its
-// position, no goroutine.
+// sseSub is an SSE response on a hijacked connection, parked in a hub once caught up: the
+// connection and its position, no goroutine, one 128-byte allocation (issue 19: a parked
+// subscriber's memory is mostly its socket's).
 type sseSub struct {
-	c        *sseConn
-	key      model.StreamKey
-	q        readQuery
-	enc      sseEnc
+	c        sseConn
+	q        parkedQuery
 	next     model.Offset // where the next read starts (its last control event's offset)
 	end      model.Offset // where its last read ended: it waits for data past it (D9 holdBack)
-	nextRec  uint64
-	info     engine.StreamInfo
-	deadline time.Time // the response ends here (SSEMaxAge)
-	lastSent time.Time
+	nextRec  uint64       // the record ordinal at next (record-aware reads)
+	id       uint64       // the stream incarnation its reads saw
+	first    uint64       // the stream's first record ordinal as last read (control events)
+	deadline int64        // monoNow at which the response ends (SSEMaxAge)
+	lastSent int64        // monoNow of its last write
+	enc      sseEnc
 	dead     bool
 }
 
+// at moves s past the read res, which really ended at end.
+func (s *sseSub) at(res engine.ReadResult, end model.Offset) {
+	s.next, s.end, s.nextRec, s.id, s.first = res.Next, end, res.RecordNext, res.Info.ID, res.Info.RecordFirst
+}
+
+// leaver is a subscriber whose socket could not take the rest of a chunk at once: it is
+// handed to sseResume once the hub has dropped it from its list.
+type leaver struct {
+	s    *sseSub
+	rest []byte
+	res  engine.ReadResult
+}
+
 type hubKey struct {
-	key string
+	key model.StreamKey
 	id  uint64 // stream incarnation
 }
 
@@ -43,6 +59,7 @@ type hubSet struct {
 	hubs   map[hubKey]*sseHub
 	closed bool
 	wg     sync.WaitGroup // running hubs
+	burst  *burstFree     // made by the first join
 }
 
 // sseHub serves the parked subscribers of one stream incarnation from one goroutine and
@@ -56,6 +73,7 @@ type sseHub struct {
 
 	mu      sync.Mutex
 	pending []*sseSub
+	leaving []leaver // subscribers that leave for a goroutine of their own (compact)
 	kick    context.CancelFunc
 	stop    bool
 
@@ -64,7 +82,7 @@ type sseHub struct {
 
 // join parks sub in the hub of its stream incarnation, creating the hub (which then owns
 // lr) if needed; otherwise lr is closed.
-func (hs *hubSet) join(h *Handler, key string, id uint64, lr LiveReader, sub *sseSub) {
+func (hs *hubSet) join(h *Handler, key model.StreamKey, id uint64, lr LiveReader, sub *sseSub) {
 	k := hubKey{key, id}
 	hs.mu.Lock()
 	if hs.closed {
@@ -75,10 +93,13 @@ func (hs *hubSet) join(h *Handler, key string, id uint64, lr LiveReader, sub *ss
 	}
 	if hs.hubs == nil {
 		hs.hubs = make(map[hubKey]*sseHub)
+		hs.burst = newBurstFree()
 	}
 	hb := hs.hubs[k]
 	spare := lr
 	if hb == nil {
+		// The key's strings may share the first subscriber's request line: keep a copy.
+		k.key = model.StreamKey{Bucket: strings.Clone(key.Bucket), Stream: strings.Clone(key.Stream)}
 		hb = &sseHub{h: h, set: hs, k: k, lr: lr}
 		hs.hubs[k] = hb
 		spare = nil
@@ -88,6 +109,7 @@ func (hs *hubSet) join(h *Handler, key string, id uint64, lr LiveReader, sub *ss
 	hb.pending = append(hb.pending, sub)
 	kick := hb.kick
 	hb.mu.Unlock()
+	burst := hs.burst
 	hs.mu.Unlock()
 	if kick != nil {
 		kick()
@@ -95,6 +117,7 @@ func (hs *hubSet) join(h *Handler, key string, id uint64, lr LiveReader, sub *ss
 	if spare != nil {
 		spare.Close()
 	}
+	burst.joined()
 }
 
 // close ends every parked response (server shutdown) and waits, at most wait, until every
@@ -113,6 +136,9 @@ func (hs *hubSet) close(wait time.Duration) {
 func (hs *hubSet) signal() {
 	hs.mu.Lock()
 	hs.closed = true
+	if hs.burst != nil {
+		hs.burst.stop()
+	}
 	for _, hb := range hs.hubs {
 		hb.mu.Lock()
 		hb.stop = true
@@ -145,7 +171,7 @@ func (hb *sseHub) run() {
 			hb.retire(true)
 			return
 		}
-		hb.housekeep(time.Now())
+		hb.housekeep(monoNow())
 		if !hb.wait() {
 			hb.finishAll()
 			hb.retire(true)
@@ -237,7 +263,8 @@ func (hb *sseHub) deliver() bool {
 // deliverGroup reads once for subscribers at the same position and sends them the events.
 func (hb *sseHub) deliverGroup(members []*sseSub) bool {
 	rep := members[0]
-	req := rep.q.nextRequest(engine.ReadResult{Next: rep.next, RecordNext: rep.nextRec})
+	q := rep.q.query()
+	req := q.nextRequest(engine.ReadResult{Next: rep.next, RecordNext: rep.nextRec})
 	for {
 		raw, err := hb.lr.Read(req)
 		if err != nil {
@@ -258,7 +285,7 @@ func (hb *sseHub) deliverGroup(members []*sseSub) bool {
 			return true
 		}
 		buf := newChunkBuf(nil)
-		hb.h.writeEvents(buf, rep.enc, rep.q, res)
+		hb.h.writeEvents(buf, rep.enc, q, res)
 		res.Data = nil
 		hb.send(frameChunk(buf), members, res, end)
 		if res.EOF {
@@ -273,14 +300,14 @@ func (hb *sseHub) deliverGroup(members []*sseSub) bool {
 		if res.UpToDate {
 			return true
 		}
-		req = rep.q.nextRequest(res)
+		req = q.nextRequest(res)
 	}
 }
 
 // send writes framed bytes to each member, in parallel for large groups; members that
 // fail are disconnected.
 func (hb *sseHub) send(framed []byte, members []*sseSub, res engine.ReadResult, end model.Offset) {
-	now := time.Now()
+	now := monoNow()
 	write := func(part []*sseSub) {
 		for _, s := range part {
 			if s.dead {
@@ -289,7 +316,9 @@ func (hb *sseHub) send(framed []byte, members []*sseSub, res engine.ReadResult, 
 			if n, err := s.c.write(framed, sseWriteTimeout); err != nil {
 				s.dead = true // out of the hub either way
 				if errors.Is(err, os.ErrDeadlineExceeded) {
-					go hb.h.sseResume(s, framed[n:], res)
+					hb.mu.Lock()
+					hb.leaving = append(hb.leaving, leaver{s, framed[n:], res})
+					hb.mu.Unlock()
 				} else {
 					s.c.abort()
 				}
@@ -297,7 +326,7 @@ func (hb *sseHub) send(framed []byte, members []*sseSub, res engine.ReadResult, 
 			}
 			s.lastSent = now
 			if res.Info.ID != 0 {
-				s.next, s.end, s.nextRec, s.info = res.Next, end, res.RecordNext, res.Info
+				s.at(res, end)
 			}
 		}
 	}
@@ -317,14 +346,14 @@ func (hb *sseHub) send(framed []byte, members []*sseSub, res engine.ReadResult, 
 
 // housekeep ends responses past their max age and sends keep-alive control events to
 // subscribers that heard nothing for SSEKeepAlive (D6).
-func (hb *sseHub) housekeep(now time.Time) {
+func (hb *sseHub) housekeep(now int64) {
 	groups := make(map[groupKey][]*sseSub)
 	for _, s := range hb.subs {
 		switch {
-		case !now.Before(s.deadline):
+		case now >= s.deadline:
 			s.c.finish()
 			s.dead = true
-		case now.Sub(s.lastSent) >= hb.h.cfg.SSEKeepAlive:
+		case time.Duration(now-s.lastSent) >= hb.h.cfg.SSEKeepAlive:
 			k := hb.keyOf(s, true)
 			groups[k] = append(groups[k], s)
 		}
@@ -332,12 +361,14 @@ func (hb *sseHub) housekeep(now time.Time) {
 	for _, members := range groups {
 		rep := members[0]
 		buf := newChunkBuf(nil)
-		hb.h.writeControlEvent(buf, rep.q, rep.info, rep.next, rep.nextRec, true, false)
+		hb.h.writeControlEvent(buf, rep.q.query(), rep.first, rep.next, rep.nextRec, true, false)
 		hb.send(frameChunk(buf), members, engine.ReadResult{}, 0)
 	}
 	hb.compact()
 }
 
+// compact drops the subscribers that are done or leaving from the list, then starts a
+// goroutine for each of those leaving (which may then join again).
 func (hb *sseHub) compact() {
 	live := hb.subs[:0]
 	for _, s := range hb.subs {
@@ -347,6 +378,13 @@ func (hb *sseHub) compact() {
 	}
 	clear(hb.subs[len(live):])
 	hb.subs = live
+	hb.mu.Lock()
+	leaving := hb.leaving
+	hb.leaving = nil
+	hb.mu.Unlock()
+	for _, l := range leaving {
+		go hb.h.sseResume(hb.k.key, l.s, l.rest, l.res)
+	}
 }
 
 // wait blocks until the stream grows past the lowest parked position, a subscriber joins,
@@ -358,9 +396,9 @@ func (hb *sseHub) wait() bool {
 	low, due := hb.subs[0].end, hb.subs[0].deadline
 	for _, s := range hb.subs {
 		low = min(low, s.end)
-		due = minTime(due, s.deadline, s.lastSent.Add(hb.h.cfg.SSEKeepAlive))
+		due = min(due, s.deadline, s.lastSent+int64(hb.h.cfg.SSEKeepAlive))
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), due)
+	ctx, cancel := context.WithDeadline(context.Background(), monoTime(due))
 	defer cancel()
 	hb.mu.Lock()
 	if len(hb.pending) > 0 || hb.stop {
@@ -374,15 +412,6 @@ func (hb *sseHub) wait() bool {
 	hb.kick = nil
 	hb.mu.Unlock()
 	return err == nil || ctx.Err() != nil
-}
-
-func minTime(a time.Time, bs ...time.Time) time.Time {
-	for _, b := range bs {
-		if b.Before(a) {
-			a = b
-		}
-	}
-	return a
 }
 
 // cursorInput normalizes a client cursor for grouping: cursors that do not steer the

@@ -17,13 +17,13 @@ import (
 
 // liveServer runs the handler behind a real HTTP/1.1 server, so SSE responses take the
 // hijacked, hub-parked path.
-func liveServer(t *testing.T, cfg Config) (*httptest.Server, *Handler) {
+func liveServer(t testing.TB, cfg Config) (*httptest.Server, *Handler) {
 	t.Helper()
 	return liveServerWith(t, cfg, engine.Options{NoSync: true, SweepInterval: time.Hour})
 }
 
 // liveServerWith is liveServer over an engine opened with opts.
-func liveServerWith(t *testing.T, cfg Config, opts engine.Options) (*httptest.Server, *Handler) {
+func liveServerWith(t testing.TB, cfg Config, opts engine.Options) (*httptest.Server, *Handler) {
 	t.Helper()
 	eng, err := engine.Open(t.TempDir(), opts)
 	if err != nil {

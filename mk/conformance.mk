@@ -3,9 +3,11 @@
 #   make conformance                  dsd, fresh, both surfaces, mode full, with dsd's extensions;
 #                                     then the mutants test (the kit must fail broken servers)
 #   make conformance BASE_URL=URL [SURFACE=flat|bucketed] [MODE=...] [LABEL_FILTER=...] [DS_LONGPOLL_MS=500]
-#                    [COMPAT_BUCKET=default]
+#                    [SPEC_TIMEOUT=60s] [COMPAT_BUCKET=default] [KIT_ARGS='...']
 #                                     any running server (COMPAT_BUCKET: dsd's flat surface,
-#                                     whose extension sub-resources live in that bucket)
+#                                     whose extension sub-resources live in that bucket;
+#                                     SPEC_TIMEOUT: each spec's budget, 60s for 20 s long-polls;
+#                                     KIT_ARGS: any further dsconform flags)
 #   make conformance-node             the Node reference server (flat surface)
 #   make conformance-list             regenerate conformance/testdata/specs.txt
 #   make conformance-matrix           dsd (both surfaces) + Node, then CONFORMANCE.md's table
@@ -21,6 +23,11 @@ DSCONFORM      := $(BIN)/dsconform
 CONF_REPORTS   := $(REPORT_DIR)/conformance
 MODE           ?= full
 LABEL_FILTER   ?=
+# Each spec's budget (dsconform --spec-timeout; empty: the kit's 20s). A server with 20 s
+# long-polls needs 60s.
+SPEC_TIMEOUT   ?=
+# Further dsconform flags, passed as they are (make conformance KIT_ARGS='--stream-path /s/').
+KIT_ARGS       ?=
 SURFACE        ?= flat
 BASE_URL       ?=
 EXTENSIONS     ?= auto
@@ -32,7 +39,8 @@ DSD_EXTENSIONS ?= fork,json-record-coordinates-v1,snapshot,bootstrap,append-batc
 DSD_SUBS_FLAGS ?= --webhooks --webhook-allow-loopback
 
 CONF_FLAGS = --mode $(MODE) --long-poll-timeout $${DS_LONGPOLL_MS:-500}ms \
-             $(if $(LABEL_FILTER),--label-filter '$(LABEL_FILTER)')
+             $(if $(LABEL_FILTER),--label-filter '$(LABEL_FILTER)') \
+             $(if $(SPEC_TIMEOUT),--spec-timeout $(SPEC_TIMEOUT)) $(KIT_ARGS)
 DSD_CONF   = $(DSCONFORM) $(CONF_FLAGS) --extensions $(DSD_EXTENSIONS) --profiles dsd --compat-bucket default
 # The upstream Caddy server (packages/caddy-plugin of the upstream repository, built with
 # `go build ./cmd/caddy`): optional, never vendored.

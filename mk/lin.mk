@@ -33,7 +33,7 @@ linearizability: linearizability-engine linearizability-http
 linearizability-engine:
 	@mkdir -p $(LIN_REPORT_DIR)
 	@REPORT_DIR=$(REPORT_DIR) $(GO) test -count=1 -timeout 5m -v \
-	  -run '^(TestEngineLinearizability|TestHTTPLinearizability|TestPlantedBugs.*|TestLostResponsesAreNotViolations|TestFixtures|TestClosedRefusalWaitsForTheClose|TestSubscriptionLeaseLinearizable|TestSubModelRejectsBugs)$$' \
+	  -run '^(TestEngineLinearizability|TestEngineLinearizabilityUnderEviction|TestHTTPLinearizability|TestPlantedBugs.*|TestLostResponsesAreNotViolations|TestFixtures|TestClosedRefusalWaitsForTheClose|TestSubscriptionLeaseLinearizable|TestSubModelRejectsBugs)$$' \
 	  ./linearizability -args -lin.ops=$(LIN_OPS) -lin.clients=$(LIN_CLIENTS) -lin.streams=$(LIN_STREAMS) >$(LIN_REPORT_DIR)/engine.log 2>&1; \
 	  rc=$$?; grep -E '^(--- |ok|FAIL)|seed [0-9]+:|caught|violations|report:' $(LIN_REPORT_DIR)/engine.log \
 	    | grep -v -- '--- PASS: TestFixtures/'; \

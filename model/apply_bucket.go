@@ -8,8 +8,8 @@ import (
 // createBucket: PUT /{bucket_id} (X-1.2-03): 400 for an invalid id (X-1.1-01), 409 when
 // the bucket exists, else 201. Buckets exist only once created explicitly (X-1.2-01).
 func (s State) createBucket(c CreateBucket) (State, Result) {
-	if !ValidBucketID(c.Bucket) {
-		return s, fail(StatusBadRequest, ErrBadBucketID)
+	if err := CheckBucketID(c.Bucket); err != nil {
+		return s, fail(StatusBadRequest, err)
 	}
 	if s.HasBucket(c.Bucket) {
 		return s, fail(StatusConflict, ErrBucketExists)
@@ -27,8 +27,8 @@ func (s State) createBucket(c CreateBucket) (State, Result) {
 // number of streams in the bucket. Expired streams do not exist and are not
 // counted; soft-deleted ones are (they occupy their paths, B-4.2-10).
 func (s State) getBucket(c GetBucket, now time.Time) (State, Result) {
-	if !ValidBucketID(c.Bucket) {
-		return s, fail(StatusBadRequest, ErrBadBucketID)
+	if err := CheckBucketID(c.Bucket); err != nil {
+		return s, fail(StatusBadRequest, err)
 	}
 	if !s.HasBucket(c.Bucket) {
 		return s, fail(StatusNotFound, ErrBucketNotFound)
@@ -40,8 +40,8 @@ func (s State) getBucket(c GetBucket, now time.Time) (State, Result) {
 // holds a stream, soft-deleted ones included (X-1.5-01; an expired stream is no longer
 // held, A-14), else 204.
 func (s State) deleteBucket(c DeleteBucket, now time.Time) (State, Result) {
-	if !ValidBucketID(c.Bucket) {
-		return s, fail(StatusBadRequest, ErrBadBucketID)
+	if err := CheckBucketID(c.Bucket); err != nil {
+		return s, fail(StatusBadRequest, err)
 	}
 	if !s.HasBucket(c.Bucket) {
 		return s, fail(StatusNotFound, ErrBucketNotFound)

@@ -53,6 +53,7 @@ var (
 	ErrRecordMatchValue  = detail(ErrBadRecord, "Stream-Record-Match must be an unsigned decimal integer")
 	ErrBoundaryTwice     = detail(ErrBadRecord, "name the boundary once: a {offset} path segment or one ?record=, not both")
 	ErrBoundaryRecordVal = detail(ErrBadRecord, "?record= must be an unsigned decimal integer")
+	ErrReservedBucketID  = detail(ErrBadBucketID, "bucket_id __ds is reserved for the subscription APIs (base protocol §6): choose another id")
 )
 
 // MalformedQuery is ErrBadQuery naming the query parameter that does not parse.
@@ -79,7 +80,7 @@ var (
 	ErrBadQuery           = newErr("INVALID_QUERY", "a query parameter is malformed")
 	ErrRepeatedHeader     = newErr("REPEATED_HEADER", "a single-valued protocol header was sent more than once")
 	ErrBadBucketID        = newErr("INVALID_BUCKET_ID", "bucket_id must match ^[a-z0-9_-]{4,64}$")
-	ErrBadStreamID        = newErr("INVALID_STREAM_ID", "stream_id must be UTF-8, at most 122 bytes (with its bucket), without '/', NUL or '..'")
+	ErrBadStreamID        = newErr("INVALID_STREAM_ID", "stream_id must be UTF-8, at most 122 bytes (with its bucket), without '/', NUL or '..', and not '.' (clients rewrite dot segments)")
 	ErrBadFlatName        = newErr("INVALID_STREAM_ID", "a /v1/stream/ name must be UTF-8 of at most 1024 bytes, '/'-separated segments that are not empty, '.' or '..', without NUL or an escaped '/', not starting with __ds")
 	ErrBadForkRequest     = newErr("INVALID_FORK", "the fork headers are malformed")
 	ErrBadAttrs           = newErr("INVALID_ATTRS", "stream attributes must be a JSON object of at most 16 KiB")
@@ -95,6 +96,9 @@ var (
 	ErrRouteNotFound      = newErr("NOT_FOUND", "no such resource")
 	ErrMethodNotAllowed   = newErr("METHOD_NOT_ALLOWED", "method not allowed on this resource")
 	ErrBadContentEncoding = newErr("UNSUPPORTED_CONTENT_ENCODING", "the request body's Content-Encoding is not supported: send it unencoded (identity) or gzip")
+	ErrMalformedRequest   = newErr("MALFORMED_REQUEST", "the request line or a header is not valid HTTP/1.1 (RFC 9112): METHOD /path HTTP/1.1, percent-escapes as % and two hex digits, header lines as Name: value")
+	ErrHeaderTooLarge     = newErr("HEADERS_TOO_LARGE", "the request line and headers exceed the server's limit of 1 MiB")
+	ErrBadTransferCoding  = newErr("UNSUPPORTED_TRANSFER_ENCODING", "Transfer-Encoding must be chunked, or absent")
 	ErrForbidden          = newErr("FORBIDDEN", "the bearer token does not grant the scope this request needs")
 )
 
@@ -258,7 +262,7 @@ var AllErrors = []error{
 	ErrEmptyJSONArray, ErrBadLive, ErrLiveNeedsOffset, ErrBadQuery, ErrRepeatedHeader, ErrBadBucketID,
 	ErrBadStreamID, ErrBadFlatName, ErrBadForkRequest, ErrBadAttrs, ErrBadBatch, ErrBadRecord, ErrBadSnapshot,
 	ErrTooLarge, ErrBadBody, ErrTooManyMessages, ErrBucketReserved, ErrUnauthorized, ErrNotImplemented, ErrRouteNotFound, ErrMethodNotAllowed,
-	ErrBadContentEncoding, ErrForbidden,
+	ErrBadContentEncoding, ErrForbidden, ErrMalformedRequest, ErrHeaderTooLarge, ErrBadTransferCoding,
 	ErrOffsetBeyondTail, ErrOffsetNotBoundary, ErrOffsetGone,
 	ErrBucketNotFound, ErrBucketExists, ErrBucketNotEmpty,
 	ErrStreamNotFound, ErrStreamGone, ErrStreamDeletedPut, ErrConfigMismatch, ErrForkSourceGone,

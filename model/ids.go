@@ -11,26 +11,36 @@ const MaxStreamKeyBytes = 122
 // ReservedStreamID is the local stream id taken by the bucket listing endpoint (§1.1).
 const ReservedStreamID = "streams"
 
-// ValidBucketID reports whether id matches ^[a-z0-9_-]{4,64}$ (extension §1.1).
-func ValidBucketID(id string) bool {
+// ValidBucketID reports whether id is a bucket id: CheckBucketID accepts it.
+func ValidBucketID(id string) bool { return CheckBucketID(id) == nil }
+
+// CheckBucketID validates a bucket id: it matches ^[a-z0-9_-]{4,64}$ (extension §1.1) and
+// is not the reserved segment __ds, whose paths are the subscription APIs (B-6-01, D1).
+// Errors: ErrBadBucketID, ErrReservedBucketID.
+func CheckBucketID(id string) error {
 	if len(id) < 4 || len(id) > 64 {
-		return false
+		return ErrBadBucketID
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
+			return ErrBadBucketID
 		}
 	}
-	return true
+	if id == ReservedSegment {
+		return ErrReservedBucketID
+	}
+	return nil
 }
 
 // CheckStreamID validates a decoded stream id within its bucket (extension §1.1): valid
 // UTF-8, non-empty, no '/', NUL or "..", not the reserved "streams", and the key
-// "{bucket}/{stream}" at most 122 bytes. Errors: ErrBadStreamID.
+// "{bucket}/{stream}" at most 122 bytes. dsd also refuses ".": clients and proxies remove
+// that dot segment (RFC 3986 §5.2.4, %2E included), so /{bucket}/. would reach the bucket
+// (the flat surface refuses it too, D1 amended). Errors: ErrBadStreamID.
 func CheckStreamID(bucket, stream string) error {
 	switch {
-	case stream == "", stream == ReservedStreamID, !utf8.ValidString(stream),
+	case stream == "", stream == ".", stream == ReservedStreamID, !utf8.ValidString(stream),
 		strings.ContainsAny(stream, "/\x00"), strings.Contains(stream, ".."),
 		len(bucket)+1+len(stream) > MaxStreamKeyBytes:
 		return ErrBadStreamID

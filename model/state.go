@@ -158,8 +158,8 @@ func (s State) touchLive(key StreamKey, now time.Time) (State, *stream, Result) 
 // ids, flat names being httpd's, CheckFlatName): a bad bucket id or stream id is 400
 // before anything is looked up.
 func checkKey(key StreamKey) error {
-	if !ValidBucketID(key.Bucket) {
-		return ErrBadBucketID
+	if err := CheckBucketID(key.Bucket); err != nil {
+		return err
 	}
 	return CheckStreamID(key.Bucket, key.Stream)
 }

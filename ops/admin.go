@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/model"
 )
 
 // Admin is the admin listener's handler (D12): /metrics, /healthz, /readyz, /debug/pprof/
@@ -47,8 +48,7 @@ func NewAdmin(m *Metrics, guard func(*http.Request) bool) *Admin {
 func (a *Admin) guarded(fn http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if a.guard != nil && !a.guard(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="dsd"`)
-			writeStatus(w, http.StatusUnauthorized, "unauthorized", "a bearer token with the admin scope is required")
+			refuse(w, r, detailed(model.ErrUnauthorized, "a bearer token with the admin scope is required (Authorization: Bearer TOKEN)"))
 			return
 		}
 		fn(w, r)
@@ -63,7 +63,12 @@ func (a *Admin) SetEngine(e *engine.Engine) {
 	}
 }
 
-func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.mux.ServeHTTP(w, r) }
+// ServeHTTP serves the admin routes; every 4xx carries the D7 JSON error body (jsonErrors).
+func (a *Admin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	jw := &jsonErrors{ResponseWriter: w, r: r}
+	a.mux.ServeHTTP(jw, r)
+	jw.finish()
+}
 
 // SetReadiness makes /readyz answer from ready instead of an engine (a cluster node:
 // every partition owned here or reachable, D12); a nil error is ready.

@@ -2,11 +2,11 @@ package ops
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/model"
 )
 
 // ReadAccess reports which buckets a request may read, ok false when it must be refused
@@ -37,12 +37,12 @@ func (a *Admin) HandleBuckets(access ReadAccess) {
 	a.mux.HandleFunc("GET /buckets", func(w http.ResponseWriter, r *http.Request) {
 		canRead, ok := access(r)
 		if !ok {
-			refuseUnauthorized(w)
+			refuseUnauthorized(w, r)
 			return
 		}
 		limit, err := bucketLimit(r.URL.Query().Get("limit"))
 		if err != nil {
-			writeStatus(w, http.StatusBadRequest, "bad_request", err.Error())
+			refuse(w, r, err)
 			return
 		}
 		e := a.eng.Load()
@@ -71,7 +71,7 @@ func bucketLimit(s string) (int, error) {
 	return n, nil
 }
 
-var errBadLimit = errors.New("limit must be an integer from 1 to 1000 (default 100)")
+var errBadLimit = detailed(model.ErrBadQuery, "limit must be an integer from 1 to 1000 (default 100)")
 
 // listReadable pages through the engine's buckets until limit readable ones are found.
 func listReadable(e *engine.Engine, after string, limit int, canRead func(string) bool) (bucketPage, error) {
@@ -108,7 +108,6 @@ func writeBody(w http.ResponseWriter, v any) {
 }
 
 // refuseUnauthorized answers 401 naming the header a request needs.
-func refuseUnauthorized(w http.ResponseWriter) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="dsd"`)
-	writeStatus(w, http.StatusUnauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer TOKEN)")
+func refuseUnauthorized(w http.ResponseWriter, r *http.Request) {
+	refuse(w, r, detailed(model.ErrUnauthorized, "a bearer token is required (Authorization: Bearer TOKEN)"))
 }

@@ -48,7 +48,9 @@ func get(t *testing.T, h http.Handler, path string, v any) int {
 			t.Fatalf("GET %s: %v: %s", path, err, w.Body)
 		}
 	}
-	if w.Code != 200 && !strings.Contains(w.Body.String(), `"reason"`) {
+	if w.Code >= 400 && w.Code < 500 {
+		checkErrorBody(t, w)
+	} else if w.Code != 200 && !strings.Contains(w.Body.String(), `"reason"`) {
 		t.Errorf("GET %s: %d without a reason: %s", path, w.Code, w.Body)
 	}
 	return w.Code

@@ -25,10 +25,10 @@ func (a *Admin) HandleLineage(access ReadAccess) {
 		key := model.StreamKey{Bucket: r.PathValue("bucket"), Stream: r.PathValue("stream")}
 		switch {
 		case !ok:
-			refuseUnauthorized(w)
+			refuseUnauthorized(w, r)
 			return
 		case !canRead(key.Bucket):
-			writeStatus(w, http.StatusForbidden, "forbidden", "this request needs read:"+key.Bucket)
+			refuse(w, r, detailed(model.ErrForbidden, "this request needs read:"+key.Bucket))
 			return
 		}
 		e := a.eng.Load()
@@ -39,7 +39,7 @@ func (a *Admin) HandleLineage(access ReadAccess) {
 		l, err := e.Lineage(key)
 		switch {
 		case errors.Is(err, model.ErrStreamNotFound), errors.Is(err, model.ErrStreamGone):
-			writeStatus(w, http.StatusNotFound, "not_found", "no stream "+key.String())
+			refuse(w, r, detailed(model.ErrStreamNotFound, "no stream "+key.String()))
 			return
 		case err != nil:
 			writeStatus(w, http.StatusServiceUnavailable, "storage_error", err.Error())

@@ -90,6 +90,8 @@ var (
 	descStreams = prometheus.NewDesc("dsd_streams", "Streams in the data file (paths bound to a live stream).", nil, nil)
 	descBuckets = prometheus.NewDesc("dsd_buckets", "Buckets in the data file.", nil, nil)
 	descReady   = prometheus.NewDesc("dsd_ready", "1 when the data file is open and writable, else 0.", nil, nil)
+	descLoaded  = prometheus.NewDesc("dsd_streams_loaded", "Stream incarnations held in memory (at most --max-loaded-streams after each sweep).", nil, nil)
+	descUnloads = prometheus.NewDesc("dsd_stream_unloads_total", "Idle streams unloaded from memory past --max-loaded-streams.", nil, nil)
 )
 
 // engineCollector reads the engine's counts once per scrape.
@@ -99,6 +101,8 @@ func (c engineCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descStreams
 	ch <- descBuckets
 	ch <- descReady
+	ch <- descLoaded
+	ch <- descUnloads
 }
 
 func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
@@ -112,6 +116,9 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 		ready = 1
 	}
 	ch <- prometheus.MustNewConstMetric(descReady, prometheus.GaugeValue, ready)
+	ls := e.Loaded()
+	ch <- prometheus.MustNewConstMetric(descLoaded, prometheus.GaugeValue, float64(ls.Streams))
+	ch <- prometheus.MustNewConstMetric(descUnloads, prometheus.CounterValue, float64(ls.Unloads))
 	if b, s, err := e.Counts(); err == nil {
 		ch <- prometheus.MustNewConstMetric(descBuckets, prometheus.GaugeValue, float64(b))
 		ch <- prometheus.MustNewConstMetric(descStreams, prometheus.GaugeValue, float64(s))

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dsd-project/dsd/engine"
 	"github.com/dsd-project/dsd/httpd"
+	"github.com/dsd-project/dsd/internal/testserver"
 )
 
 func newHandler(t testing.TB) (*engine.Engine, *httpd.Handler) {
@@ -23,15 +25,8 @@ func newHandler(t testing.TB) (*engine.Engine, *httpd.Handler) {
 // newHandlerWith serves cfg (the flat surface on bucket "default") over a fresh engine.
 func newHandlerWith(t testing.TB, cfg httpd.Config) (*engine.Engine, *httpd.Handler) {
 	t.Helper()
-	eng, err := engine.Open(t.TempDir(), engine.Options{NoSync: true, SweepInterval: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { eng.Close() })
-	if _, err := eng.CreateBucket("default"); err != nil {
-		t.Fatal(err)
-	}
-	cfg.CompatBucket = "default"
+	eng := testserver.Engine(t)
+	cfg.CompatBucket = testserver.CompatBucket
 	h := httpd.New(httpd.EngineStore{Engine: eng}, cfg)
 	t.Cleanup(h.Shutdown)
 	return eng, h
@@ -214,4 +209,52 @@ func TestClusterReadiness(t *testing.T) {
 	if w := serve(a, "GET", "/readyz", ""); w.Code != 200 {
 		t.Fatalf("readyz with every partition owned: %d %s", w.Code, w.Body)
 	}
+}
+
+// Every 4xx of the admin listener has the protocol listener's D7 JSON error body, the
+// ones ServeMux and pprof write as text included; 405 keeps Allow, 401 WWW-Authenticate.
+func TestAdminErrorsAreJSON(t *testing.T) {
+	a := NewAdmin(NewMetrics(), func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer ok" })
+	for _, c := range []struct {
+		method, path, auth, code, header, inMessage string
+		status                                      int
+	}{
+		{"GET", "/nope", "", "NOT_FOUND", "", "/metrics", 404},
+		{"POST", "/metrics", "", "METHOD_NOT_ALLOWED", "Allow", "GET, HEAD", 405},
+		{"GET", "/backup", "", "UNAUTHORIZED", "WWW-Authenticate", "admin scope", 401},
+		{"GET", "/debug/pprof/no-such-profile", "Bearer ok", "NOT_FOUND", "", "Unknown profile", 404},
+		{"GET", "/debug/pprof/heap?seconds=x", "Bearer ok", "INVALID_QUERY", "", `"seconds"`, 400},
+	} {
+		req := httptest.NewRequest(c.method, c.path, nil)
+		if c.auth != "" {
+			req.Header.Set("Authorization", c.auth)
+		}
+		w := httptest.NewRecorder()
+		a.ServeHTTP(w, req)
+		if w.Code != c.status {
+			t.Errorf("%s %s: %d, want %d: %s", c.method, c.path, w.Code, c.status, w.Body)
+			continue
+		}
+		if code, msg := checkErrorBody(t, w); code != c.code || !strings.Contains(msg, c.inMessage) {
+			t.Errorf("%s %s: %s %q, want %s and a message with %q", c.method, c.path, code, msg, c.code, c.inMessage)
+		}
+		if c.header != "" && w.Header().Get(c.header) == "" {
+			t.Errorf("%s %s: no %s", c.method, c.path, c.header)
+		}
+	}
+}
+
+// checkErrorBody checks that w carries a D7 error body and returns its code and message.
+func checkErrorBody(t *testing.T, w *httptest.ResponseRecorder) (code, message string) {
+	t.Helper()
+	var body struct {
+		Error struct{ Code, Message string }
+	}
+	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%d with Content-Type %q: %s", w.Code, ct, w.Body)
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body.Error.Code == "" || body.Error.Message == "" {
+		t.Errorf("%d without a D7 error body (%v): %s", w.Code, err, w.Body)
+	}
+	return body.Error.Code, body.Error.Message
 }

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"net"
 	"net/http"
-	"sync"
+	"sync/atomic"
 )
 
 // recorder is the ResponseWriter the protocol handler sees: it notes the status and counts
@@ -47,6 +47,7 @@ func (w *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	w.x.status = http.StatusOK // hijacking handlers write their own 200 head
+	w.x.detach()
 	w.x.pending.Add(1)
 	return &observedConn{Conn: conn, x: w.x}, rw, nil
 }
@@ -55,8 +56,8 @@ func (w *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // when closed.
 type observedConn struct {
 	net.Conn
-	x    *exchange
-	once sync.Once
+	x      *exchange
+	closed atomic.Bool
 }
 
 func (c *observedConn) Write(p []byte) (int, error) {
@@ -68,8 +69,15 @@ func (c *observedConn) Write(p []byte) (int, error) {
 // NetConn returns the connection underneath (socket options: SO_LINGER, SO_SNDBUF).
 func (c *observedConn) NetConn() net.Conn { return c.Conn }
 
+// SetNetConn replaces the connection underneath with one on the same socket (dsd parks an
+// idle SSE connection's socket outside Go's netpoller, httpd/fdconn_unix.go); the exchange
+// still counts what is written and ends when it is closed.
+func (c *observedConn) SetNetConn(n net.Conn) { c.Conn = n }
+
 func (c *observedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.x.release)
+	if c.closed.CompareAndSwap(false, true) {
+		c.x.release()
+	}
 	return err
 }

@@ -20,6 +20,9 @@ type appendConfig struct {
 	Warmup   time.Duration // unmeasured run before the window
 	Producer bool          // idempotent producer headers, one producer per writer
 	JSON     bool          // application/json streams and bodies
+	// Spread starts writer w at stream w*Streams/Conns instead of w, so that a run touches
+	// Conns x iterations distinct streams rather than about iterations (dsbench many).
+	Spread bool
 	// ServerPID is the server process on this machine whose CPU per request is reported
 	// (0 = none).
 	ServerPID int
@@ -116,6 +119,9 @@ func appendLoop(ctx context.Context, t *Target, c appendConfig, ctype string) *l
 	clients := t.writerClients(c.Conns)
 	return closedLoop(ctx, c.Conns, c.Warmup, c.Duration, func(ctx context.Context, w, iter int, _ bool) opResult {
 		s := (w + iter) % c.Streams
+		if c.Spread {
+			s = (w*(c.Streams/c.Conns) + iter) % c.Streams
+		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, urls[s], bytes.NewReader(body))
 		if err != nil {
 			return opResult{err: err}

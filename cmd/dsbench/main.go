@@ -37,6 +37,7 @@ var workloads = map[string]workload{
 	"idle-sse":       {"hold many idle SSE subscribers and report the server's RSS per subscriber", runIdleSSE},
 	"stall-sse":      {"issue 20: stalled catch-up SSE readers; server RSS, socket queues, healthy readers' latency", runStallSSE},
 	"stall-body":     {"issue 20: stalled half-sent request bodies; server RSS and the answers they get", runStallBody},
+	"many":           {"issue 19: a million streams in one bucket: RSS per stream, spread appends, listing per cursor", runMany},
 	"fill":           {"create many streams holding a total size as fast as possible (start-up tests)", runFill},
 	"probe":          {"poll HEAD on a stream until it answers 200; report the time since a given instant", runProbe},
 	"report":         {"aggregate RESULT lines into the generated section of BENCHMARKS.md", runReport},

@@ -195,6 +195,10 @@ func cell(c benchCase, a *serverAgg) string {
 		single, _ := a.median("single_records_per_s")
 		notes = append(notes, fmt.Sprintf("%.1fx the %s records/s of single POSTs", x, fmtNum(single)))
 	}
+	if x, ok := a.median("spread_ratio"); ok {
+		list, _ := a.median("list_ratio")
+		notes = append(notes, fmt.Sprintf("spread appends %.0f %% of 100-stream; listing p50 max/min %.2f", 100*x, list))
+	}
 	if rate, ok := a.median("rate"); ok {
 		if got, ok := a.median("achieved_rate"); ok && got < 0.95*rate {
 			notes = append(notes, fmt.Sprintf("writer reached only %s of %s appends/s", fmtNum(got), fmtNum(rate)))
@@ -298,6 +302,8 @@ func metricLabel(key string) string {
 		return "throughput"
 	case "p99_ms":
 		return "p99"
+	case "per_stream_b":
+		return "RSS per stream"
 	case "per_sub_kib":
 		return "RSS per subscriber"
 	case "ready_ms":

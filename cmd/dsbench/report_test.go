@@ -75,7 +75,7 @@ func TestReportRendersTable(t *testing.T) {
 		"| 5 | aggregate MB/s >= 3x the Node reference's |",
 		"dsd 700 MB/s (server CPU 950 us/MB) vs node-durable 90.0 MB/s (server CPU not reported) = 7.78x node-durable's; node: no figure in any round (counts as worse than any dsd figure) | yes |",
 		"| 6 | 1,000,000 streams",
-		"| **no**: not measured (many-1m: no many-1m case in this dsbench; many-1m-startup: no many-1m-startup case in this dsbench) |",
+		"| many streams (cases many-1m, many-1m-startup) | not measured | **no**: not measured (no dsd result) |",
 		"[only 9000 of 10000 subscribers connected]",
 		"90,000 (p99 40.0 ms) [6.1x the 14,754 records/s of single POSTs]",
 		"30.0 [writer reached only 20.0 of 50.0 appends/s]",

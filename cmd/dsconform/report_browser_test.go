@@ -12,9 +12,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/dsd-project/dsd/conformance"
-	"github.com/dsd-project/dsd/engine"
 	"github.com/dsd-project/dsd/httpd"
 	"github.com/dsd-project/dsd/internal/browsertest"
+	"github.com/dsd-project/dsd/internal/testserver"
 )
 
 // The kit's report.html in headless Chromium: dsconform runs against an in-process dsd
@@ -39,15 +39,7 @@ func TestReportInBrowser(t *testing.T) {
 			broken.response = m.m.response
 		}
 	}
-	eng, err := engine.Open(t.TempDir(), engine.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	if _, err := eng.CreateBucket("default"); err != nil {
-		t.Fatal(err)
-	}
-	h := httpd.New(httpd.EngineStore{Engine: eng}, httpd.Config{LongPollTimeout: 500 * time.Millisecond, SSEMaxAge: 5 * time.Second, CompatBucket: "default"})
+	h := httpd.New(httpd.EngineStore{Engine: testserver.Engine(t)}, httpd.Config{LongPollTimeout: 500 * time.Millisecond, SSEMaxAge: 5 * time.Second, CompatBucket: testserver.CompatBucket})
 	dsd := httptest.NewServer(h)
 	defer dsd.Close()
 	defer h.Shutdown()

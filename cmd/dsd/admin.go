@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dsd-project/dsd/engine"
+	"github.com/dsd-project/dsd/httpd"
 	"github.com/dsd-project/dsd/ops"
 )
 
@@ -33,7 +34,7 @@ func startAdmin(addr string, guard func(*http.Request) bool) (*adminServer, erro
 	a := &adminServer{ln: ln, metrics: ops.NewMetrics()}
 	a.admin = ops.NewAdmin(a.metrics, guard)
 	a.srv = &http.Server{Handler: a.admin, ReadHeaderTimeout: 10 * time.Second}
-	go a.srv.Serve(ln)
+	go a.srv.Serve(httpd.JSONErrorListener(ln))
 	return a, nil
 }
 

@@ -69,7 +69,7 @@ func TestSecondProcessOnSameDataDirFailsFast(t *testing.T) {
 func TestHelpDocumentsFlags(t *testing.T) {
 	out, _ := exec.Command(dsdBinary(t), "--help").CombinedOutput()
 	for _, f := range []string{"-addr", "-data-dir", "-long-poll-timeout", "-sse-max-age", "-compat-bucket", "-max-body", "-auth-tokens",
-		"-body-budget", "-body-idle-timeout", "-live-buffer-budget"} {
+		"-body-budget", "-body-idle-timeout", "-live-buffer-budget", "-max-loaded-streams"} {
 		if !strings.Contains(string(out), f) {
 			t.Errorf("--help does not mention %s", f)
 		}

@@ -27,6 +27,7 @@ type options struct {
 	adminAddr                             string
 	longPoll, sseMaxAge                   time.Duration
 	maxBody, bodyBudget, liveBudget       int64
+	loadedStreams                         int
 	bodyIdle                              time.Duration
 	unsafeNoSync, cachePrivate            bool
 	cpuProfile                            string
@@ -67,6 +68,7 @@ func parseFlags(args []string) (options, *flag.FlagSet, error) {
 	fs.StringVar(&o.compatBucket, "compat-bucket", "default", "bucket behind the flat /v1/stream/{name} surface; empty disables that surface")
 	fs.Int64Var(&o.maxBody, "max-body", 32<<20, "largest accepted request body in bytes; larger bodies get 413")
 	fs.Int64Var(&o.bodyBudget, "body-budget", 48<<20, "bytes of request bodies held at once over all requests (at least --max-body); past it 503 SERVER_BUSY with Retry-After; -1: no bound")
+	fs.IntVar(&o.loadedStreams, "max-loaded-streams", 200000, "streams kept loaded in memory; past it the least recently used idle ones are unloaded and reload from the data file on next use; -1: no bound")
 	fs.DurationVar(&o.bodyIdle, "body-idle-timeout", 10*time.Second, "a request body that sends no byte for this long gets 408 BODY_TIMEOUT")
 	fs.Int64Var(&o.liveBudget, "live-buffer-budget", 64<<20, "bytes held at once for readers whose sockets do not take them; past it the readers blocked longest are cut; -1: no bound")
 	fs.StringVar(&o.authFile, "auth-tokens", "", "file of bearer tokens, lines \"TOKEN [scope ...]\" with scopes read:BUCKET, write:BUCKET (* = every bucket) or admin, none = everything; without a listed token 401, without the scope 403 (reloaded on SIGHUP)")

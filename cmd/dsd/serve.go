@@ -103,7 +103,7 @@ func run(o options, log *slog.Logger) error {
 
 // openEngine opens the data file and creates the compat bucket.
 func openEngine(o options, obs engine.Observer) (*engine.Engine, error) {
-	eng, err := engine.Open(o.dataDir, engine.Options{NoSync: o.unsafeNoSync, Observer: obs})
+	eng, err := engine.Open(o.dataDir, engine.Options{NoSync: o.unsafeNoSync, Observer: obs, LoadedStreams: o.loadedStreams})
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +138,8 @@ func listen(ctx context.Context, o options, h http.Handler, log *slog.Logger) (*
 	if certs != nil {
 		srv.TLSConfig = certs.tlsConfig()
 		ln = tls.NewListener(ln, srv.TLSConfig)
+	} else {
+		ln = httpd.JSONErrorListener(ln) // net/http's own 400s get the JSON error body too
 	}
 	return srv, ln, certs, nil
 }

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsd-project/dsd/engine"
 	"github.com/dsd-project/dsd/httpd"
+	"github.com/dsd-project/dsd/internal/testserver"
 	"github.com/dsd-project/dsd/linearizability"
 )
 
@@ -21,16 +21,8 @@ func dsd(t *testing.T) string { return serve(t, dsdHandler(t)) }
 // dsdHandler is dsd's handler over an engine on a temporary directory.
 func dsdHandler(t *testing.T) http.Handler {
 	t.Helper()
-	e, err := engine.Open(t.TempDir(), engine.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	if _, err := e.CreateBucket("default"); err != nil {
-		t.Fatal(err)
-	}
-	return httpd.New(httpd.EngineStore{Engine: e}, httpd.Config{LongPollTimeout: 300 * time.Millisecond,
-		CompatBucket: "default"})
+	return httpd.New(httpd.EngineStore{Engine: testserver.Engine(t)}, httpd.Config{LongPollTimeout: 300 * time.Millisecond,
+		CompatBucket: testserver.CompatBucket})
 }
 
 // serve serves h on a loopback port for the test.

@@ -44,28 +44,34 @@ type bucketOp struct {
 	rec    *storage.BucketRecord
 }
 
+// name is the plan of a name's binding, made from the binding it has on first use.
 func (pl *plan) name(s *Store, name string) *namePlan {
-	if n := pl.byName[name]; n != nil {
-		return n
-	}
-	k := PartitionOf(name, s.opts.Partitions)
-	cur := s.parts[k].names[name]
-	n := &namePlan{k: k, name: name, sid: cur.SID, seq: cur.Seq}
-	pl.byName[name] = n
-	pl.names = append(pl.names, n)
-	return n
+	return planFor(pl.byName, &pl.names, name, func() *namePlan {
+		k := PartitionOf(name, s.opts.Partitions)
+		cur := s.parts[k].names[name]
+		return &namePlan{k: k, name: name, sid: cur.SID, seq: cur.Seq}
+	})
 }
 
+// bucket is the plan of a bucket's record, made from the record it has on first use.
 func (pl *plan) bucket(s *Store, id string) *bucketPlan {
-	if b := pl.byID[id]; b != nil {
-		return b
+	return planFor(pl.byID, &pl.buckets, id, func() *bucketPlan {
+		k := PartitionOfBucket(id, s.opts.Partitions)
+		cur := s.parts[k].buckets[id]
+		return &bucketPlan{k: k, id: id, rec: cur.Rec, seq: cur.Seq}
+	})
+}
+
+// planFor returns the entry of key in by; on first use it makes one with create and
+// appends it to list too (phase 2 writes them in first-use order).
+func planFor[T any](by map[string]*T, list *[]*T, key string, create func() *T) *T {
+	if v := by[key]; v != nil {
+		return v
 	}
-	k := PartitionOfBucket(id, s.opts.Partitions)
-	cur := s.parts[k].buckets[id]
-	b := &bucketPlan{k: k, id: id, rec: cur.Rec, seq: cur.Seq}
-	pl.byID[id] = b
-	pl.buckets = append(pl.buckets, b)
-	return b
+	v := create()
+	by[key] = v
+	*list = append(*list, v)
+	return v
 }
 
 // decidePhase2 folds the name and bucket operations of the changes that succeeded so far

@@ -19,7 +19,8 @@
 #   FANOUT_SUBS [1000]  FANOUT_RATE [50]  REPLAY_CLIENTS [500]  REPLAY_BYTES [204800]
 #   FLOOR_BENCHTIME [50000x]  RECORD_READS_BENCHTIME [1s]
 #   IDLE_SUBS [10000] (0 = skip)  STARTUP_KINDS ["dsd"] ("" = skip)  STARTUP_STREAMS [10000]
-#   STARTUP_TOTAL [1GiB]  BENCH_OUT [.reports/bench]  BENCHMARKS [BENCHMARKS.md]
+#   STARTUP_TOTAL [1GiB]  MANY_STREAMS [1000000] (many-1m: dsd only, on its own server; 0 = skip)
+#   BENCH_OUT [.reports/bench]  BENCHMARKS [BENCHMARKS.md]
 #   BENCH_BASELINE [tools/bench/baseline.txt]  (target 7's figures from before issue 19)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -27,7 +28,7 @@ HERE="$ROOT/tools/bench"
 export BENCH_OUT="${BENCH_OUT:-$ROOT/.reports/bench}"
 read -r -a kinds <<<"${BENCH_SERVERS:-node-durable node dsd dsd-nosync ceiling}"
 read -r -a cases <<<"${BENCH_CASES:-append-100 wrk-append-100 append-1 wrk-append-1 write-floor fanout-500 fanout-1000 replay-500 batch-100 record-reads}"
-ROUNDS="${ROUNDS:-3}"; IDLE_SUBS="${IDLE_SUBS:-10000}"
+ROUNDS="${ROUNDS:-3}"; IDLE_SUBS="${IDLE_SUBS:-10000}"; MANY_STREAMS="${MANY_STREAMS:-1000000}"
 rm -rf "$BENCH_OUT"; mkdir -p "$BENCH_OUT"
 start=$(date +%s)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -63,8 +64,14 @@ if [ "$IDLE_SUBS" -gt 0 ]; then
   for k in "${kinds[@]}"; do run "$k" 1 idle-sse-10000; done
 fi
 [ -z "${STARTUP_KINDS-dsd}" ] || "$HERE/startup.sh"
+if [ "$MANY_STREAMS" -gt 0 ]; then
+  # Issue 19 target 6: dsd only; the case starts (and restarts) its own server.
+  echo "== $(date +%T) many-1m on dsd ($MANY_STREAMS streams)" | tee -a "$BENCH_OUT/log.txt" >&2
+  MANY_STREAMS="$MANY_STREAMS" BENCH_KIND=dsd BENCH_ROUND=1 nice "$HERE/peers-case.sh" many-1m >>"$BENCH_OUT/log.txt" 2>&1 ||
+    echo "   FAILED: see $BENCH_OUT/log.txt" | tee -a "$BENCH_OUT/log.txt" >&2
+fi
 
-settings="BENCH_SERVERS=\"${kinds[*]}\" BENCH_CASES=\"${cases[*]}\" ROUNDS=$ROUNDS BENCH_DUR=${BENCH_DUR:-8s} FANOUT_SUBS=${FANOUT_SUBS:-1000} FANOUT_RATE=${FANOUT_RATE:-50} REPLAY_CLIENTS=${REPLAY_CLIENTS:-500} IDLE_SUBS=$IDLE_SUBS STARTUP_KINDS=\"${STARTUP_KINDS-dsd}\" STARTUP_TOTAL=${STARTUP_TOTAL:-1GiB}; wall $(( $(date +%s) - start )) s; load average (1/5/15 min) at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
+settings="BENCH_SERVERS=\"${kinds[*]}\" BENCH_CASES=\"${cases[*]}\" ROUNDS=$ROUNDS BENCH_DUR=${BENCH_DUR:-8s} FANOUT_SUBS=${FANOUT_SUBS:-1000} FANOUT_RATE=${FANOUT_RATE:-50} REPLAY_CLIENTS=${REPLAY_CLIENTS:-500} IDLE_SUBS=$IDLE_SUBS STARTUP_KINDS=\"${STARTUP_KINDS-dsd}\" STARTUP_TOTAL=${STARTUP_TOTAL:-1GiB} MANY_STREAMS=$MANY_STREAMS; wall $(( $(date +%s) - start )) s; load average (1/5/15 min) at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
 "$ROOT/bin/dsbench" report --out "${BENCHMARKS:-$ROOT/BENCHMARKS.md}" --commands "$BENCH_OUT/commands.txt" \
   --baseline "${BENCH_BASELINE:-$HERE/baseline.txt}" --settings "$settings" "$BENCH_OUT/results.txt" >/dev/null
 grep -c '^RESULT' "$BENCH_OUT/results.txt" | xargs echo "bench-peers: RESULT lines:" >&2
