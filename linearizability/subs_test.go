@@ -93,7 +93,7 @@ func recordSubs(t *testing.T, base string, workers, ops int, seed uint64) []porc
 					out, tok, err = c.Claim(me)
 					if out.Status == 200 {
 						token, seenTail = tok, out.Tail
-						fence = model.Fence{TokenGen: out.Gen, Gen: out.Gen, WakeID: out.WakeID, Worker: me}
+						fence = model.Fence{TokenGen: out.Gen, TokenWake: out.WakeID, Gen: out.Gen, WakeID: out.WakeID, Claim: true}
 					}
 				case r < 85:
 					in.Kind, in.Done = "ack", rnd.IntN(2) == 0
@@ -121,7 +121,7 @@ func recordSubs(t *testing.T, base string, workers, ops int, seed uint64) []porc
 	return hist
 }
 
-// Concurrent workers against dsd's pull-wake lease linearize to model.WakeMachine: one
+// Concurrent workers against dsd's pull-wake lease linearize to model.SubMachine: one
 // holder at a time, growing generations, fenced stale acks and releases, monotonic
 // cursors, claims that see completed appends. Spec: B-7-01, B-7-05, B-7-06 (base protocol
 // §7.2-§7.3), D10.
@@ -164,7 +164,7 @@ func TestSubModelRejectsBugs(t *testing.T) {
 	appOut := SubResult{Status: 204, Tail: 3}
 	c1, r1 := claim("wa", 1, "w_1", 3)
 	c2, r2 := claim("wb", 2, "w_2", 3)
-	f1 := model.Fence{TokenGen: 1, Gen: 1, WakeID: "w_1", Worker: "wa"}
+	f1 := model.Fence{TokenGen: 1, TokenWake: "w_1", Gen: 1, WakeID: "w_1", Claim: true}
 	ackDone := SubOp{Kind: "ack", Worker: "wa", Fence: f1, Offset: 3, Done: true}
 	okAck := SubResult{Status: 200}
 	c3, r3 := claim("wb", 1, "w_2", 3)
@@ -173,6 +173,9 @@ func TestSubModelRejectsBugs(t *testing.T) {
 		"stale ack accepted": seq(app, appOut, c1, r1, ackDone, okAck, ackDone, okAck),
 		"generation reused":  seq(app, appOut, c1, r1, SubOp{Kind: "release", Worker: "wa", Fence: f1}, SubResult{Status: 204}, c3, r3),
 		"missed append":      seq(app, appOut, SubOp{Kind: "claim", Worker: "wa"}, SubResult{Status: 409, Code: "NO_PENDING_WORK"}),
+		"generation skipped": seq(app, appOut, c2, r2),
+		"next_wake lost": seq(app, appOut, c1, r1, SubOp{Kind: "ack", Worker: "wa", Fence: f1, Offset: 2, Done: true},
+			SubResult{Status: 200, NextWake: false}),
 	}
 	for name, ops := range cases {
 		if porcupine.CheckOperations(SubModel, ops) {
@@ -181,5 +184,9 @@ func TestSubModelRejectsBugs(t *testing.T) {
 	}
 	if !porcupine.CheckOperations(SubModel, seq(app, appOut, c1, r1, ackDone, okAck)) {
 		t.Error("a correct history was rejected")
+	}
+	c4, r4 := claim("wb", 2, "w_2", 3) // the wake the release issued on its own
+	if !porcupine.CheckOperations(SubModel, seq(app, appOut, c1, r1, SubOp{Kind: "release", Worker: "wa", Fence: f1}, SubResult{Status: 204}, c4, r4)) {
+		t.Error("a claim of the wake a release issued was rejected")
 	}
 }

@@ -3,8 +3,11 @@ package subs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/dsd-project/dsd/model"
 )
 
 // Callback serves POST {root}__ds/subscriptions/{id}/callback of a webhook subscription
@@ -27,87 +30,76 @@ func (w *Worker) Ack(ctx context.Context, key Key, bearer string, req AckRequest
 }
 
 func (w *Worker) ackOrCallback(ctx context.Context, key Key, bearer string, req AckRequest, typ Type, kind string) (AckReply, error) {
-	m, now, err := w.fenced(ctx, key, bearer, req.WakeID, req.Generation, typ, kind)
+	m, f, now, err := w.fenced(ctx, key, bearer, req.WakeID, req.Generation, typ, kind)
 	if err != nil {
 		return AckReply{}, err
 	}
 	defer m.mu.Unlock()
-	defer w.sched.at(key, now)
-	if req.Done {
-		issued, err := w.finishWake(ctx, m, m.s.State, req.Acks, now)
-		return AckReply{NextWake: issued}, err
+	defer w.sched.at(key, now) // a lapsed lease to end, or a wake this decision issued
+	id, err := newWakeID(w.rnd)
+	if err != nil {
+		return AckReply{}, err
 	}
-	if len(req.Acks) > 0 {
-		links, err := w.store.Links(ctx, key)
-		if err != nil {
-			return AckReply{}, err
-		}
-		if _, err := applyAcks(links, req.Acks); err != nil {
-			return AckReply{}, err
-		}
-		if err := w.commit(ctx, m, m.s.State, req.Acks, nil); err != nil {
-			return AckReply{}, err
-		}
+	d, err := m.mach.Ack(f, req.Acks, req.Done, now.UnixMilli(), id)
+	if err != nil {
+		return AckReply{}, err
 	}
-	m.leaseUntil = now.Add(m.s.LeaseTTL)
-	return AckReply{}, nil
+	d, err = w.apply(ctx, m, d, now)
+	return AckReply{NextWake: d.NextWake}, err
 }
 
 // Release serves POST {root}__ds/subscriptions/{id}/release (PROTOCOL §7.2): ends the claimed
 // wake without acking; if work remains, the next wake is issued with its wake event. The
 // reply is 204. Errors as Ack, except ErrAckOffset.
 func (w *Worker) Release(ctx context.Context, key Key, bearer string, req ReleaseRequest) error {
-	m, now, err := w.fenced(ctx, key, bearer, req.WakeID, req.Generation, PullWake, kindClaim)
+	m, f, now, err := w.fenced(ctx, key, bearer, req.WakeID, req.Generation, PullWake, kindClaim)
 	if err != nil {
 		return err
 	}
 	defer m.mu.Unlock()
 	defer w.sched.at(key, now)
-	_, err = w.finishWake(ctx, m, m.s.State, nil, now)
+	id, err := newWakeID(w.rnd)
+	if err != nil {
+		return err
+	}
+	d, err := m.mach.Release(f, now.UnixMilli(), id)
+	if err != nil {
+		return err
+	}
+	_, err = w.apply(ctx, m, d, now)
 	return err
 }
 
-// fenced locks and refreshes key's mirror, checks the type and the token, ends a lapsed
-// lease, and applies the four fencing conditions of PROTOCOL §7.3 (token valid for this
-// subscription and incarnation, token generation current, body generation current, body
-// wake_id current; a claim token also needs the wake to be held). On success m.mu is held.
-func (w *Worker) fenced(ctx context.Context, key Key, bearer, wakeID string, gen uint64, typ Type, kind string) (*sub, time.Time, error) {
+// fenced locks and refreshes key's mirror, checks the type and the token (signature, kind,
+// subscription, expiry: the 401s) and returns the model.Fence that the token and the body
+// present; the model's transition applies the fencing conditions of PROTOCOL §7.3. On
+// success m.mu is held.
+func (w *Worker) fenced(ctx context.Context, key Key, bearer, wakeID string, gen uint64, typ Type, kind string) (*sub, model.Fence, time.Time, error) {
 	m, err := w.acquire(ctx, key)
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, model.Fence{}, time.Time{}, err
 	}
 	now := w.clock.Now()
-	fail := func(err error) (*sub, time.Time, error) {
-		m.mu.Unlock()
-		w.sched.at(key, now) // a lease this call ended may leave work to wake
-		return nil, now, err
-	}
 	if m.s.Type != typ {
-		return fail(ErrWrongType)
+		m.mu.Unlock()
+		return nil, model.Fence{}, now, ErrWrongType
 	}
 	c, err := checkToken(w.tokenKey(), bearer, kind, key, now)
 	if err != nil {
-		return fail(err)
+		m.mu.Unlock()
+		return nil, model.Fence{}, now, err
 	}
-	if err := w.expireLease(ctx, m, now); err != nil {
-		return fail(err)
-	}
-	st := m.s.State
-	wk := st.Wake
-	if c.Inc != m.s.Incarnation || wk == nil || c.Gen != st.Generation || gen != st.Generation ||
-		c.Wid != wk.ID || wakeID != wk.ID || (kind == kindClaim && wk.Holder == "") {
-		return fail(ErrFenced)
-	}
-	return m, now, nil
+	f := model.Fence{TokenInc: c.Inc, TokenGen: c.Gen, TokenWake: c.Wid, Gen: gen, WakeID: wakeID, Claim: kind == kindClaim}
+	return m, f, now, nil
 }
 
 // Claim serves POST {root}__ds/subscriptions/{id}/claim (PROTOCOL §7.2) for worker (a
-// non-empty name): it takes the lease of the outstanding wake, issuing one first (with its
-// wake event) when none is outstanding but work is pending, so a claim right after an
-// append sees it. The reply's streams are the pending links now. Errors: ErrNotFound,
-// ErrWrongType (webhook subscription), ErrBadWorker, *ClaimedError (another holder's lease
-// is running), ErrNoPendingWork, ErrWakeStream (the wake stream cannot take the event);
-// storage errors.
+// non-empty name): the model's Claim takes the lease of the outstanding wake, issuing one
+// first (with its wake event) when none is outstanding but work is pending, so a claim
+// right after an append sees it. The reply's streams are the pending links now. Errors:
+// ErrNotFound, ErrWrongType (webhook subscription), ErrBadWorker, *ClaimedError (another
+// holder's lease is running), ErrNoPendingWork, ErrWakeStream (the wake stream cannot take
+// the event); storage errors.
 func (w *Worker) Claim(ctx context.Context, key Key, worker string) (ClaimReply, error) {
 	if worker == "" {
 		return ClaimReply{}, ErrBadWorker
@@ -122,59 +114,33 @@ func (w *Worker) Claim(ctx context.Context, key Key, worker string) (ClaimReply,
 	if m.s.Type != PullWake {
 		return ClaimReply{}, ErrWrongType
 	}
-	if err := w.expireLease(ctx, m, now); err != nil {
-		return ClaimReply{}, err
-	}
-	if wk := m.s.State.Wake; wk != nil && wk.Holder != "" {
-		return ClaimReply{}, &ClaimedError{Holder: wk.Holder, Generation: wk.Generation}
-	}
-	links, err := w.store.Links(ctx, key)
+	id, err := newWakeID(w.rnd)
 	if err != nil {
 		return ClaimReply{}, err
 	}
-	p := pending(links)
-	if err := w.ensureWake(ctx, m, links, p, now); err != nil {
+	d, err := m.mach.Claim(worker, id, now.UnixMilli())
+	switch {
+	case errors.Is(err, ErrAlreadyClaimed):
+		return ClaimReply{}, &ClaimedError{Holder: m.mach.Wake.Holder, Generation: m.mach.Wake.Gen}
+	case err != nil:
+		if _, aerr := w.apply(ctx, m, d, now); aerr != nil {
+			return ClaimReply{}, aerr
+		}
 		return ClaimReply{}, err
 	}
-	wk := *m.s.State.Wake
-	wk.Snapshot, wk.Holder, wk.LeaseUntil = snapshotOf(p), worker, now.Add(m.s.LeaseTTL).UTC()
-	st := m.s.State
-	st.Wake = &wk
-	if err := w.commit(ctx, m, st, nil, nil); err != nil {
+	issued := d.Issued
+	if d, err = w.apply(ctx, m, d, now); err != nil {
 		return ClaimReply{}, err
 	}
-	m.leaseUntil = wk.LeaseUntil
+	if issued && !d.Issued {
+		return ClaimReply{}, fmt.Errorf("%w: %s", ErrWakeStream, d.Next.LastError)
+	}
+	wk := d.Next.Wake
 	tok := mintToken(w.tokenKey(), tokenClaims{
-		Sub: tokenSubject(key), Inc: m.s.Incarnation, Gen: wk.Generation, Wid: wk.ID,
+		Sub: tokenSubject(key), Inc: m.s.Incarnation, Gen: wk.Gen, Wid: wk.ID,
 		Kind: kindClaim, Exp: now.Add(w.opts.TokenTTL).Unix(),
 	})
-	return ClaimReply{WakeID: wk.ID, Generation: wk.Generation, Token: tok, Streams: wk.Snapshot, LeaseTTL: m.s.LeaseTTL}, nil
-}
-
-// ensureWake makes sure an unclaimed wake with pending work is outstanding for a claim:
-// it issues one when idle, and ends an outstanding one whose work went away.
-func (w *Worker) ensureWake(ctx context.Context, m *sub, links []Link, p []Link, now time.Time) error {
-	st := m.s.State
-	if len(p) == 0 {
-		if st.Wake != nil {
-			st.Wake = nil
-			if err := w.commit(ctx, m, st, nil, nil); err != nil {
-				return err
-			}
-		}
-		return ErrNoPendingWork
-	}
-	if st.Wake != nil {
-		return nil
-	}
-	issued, err := w.issue(ctx, m, st, false, links, nil, now)
-	if err != nil {
-		return err
-	}
-	if !issued {
-		return fmt.Errorf("%w: %s", ErrWakeStream, m.s.State.Retry.LastError)
-	}
-	return nil
+	return ClaimReply{WakeID: wk.ID, Generation: wk.Gen, Token: tok, Streams: wk.Snapshot, LeaseTTL: m.s.LeaseTTL}, nil
 }
 
 // MarshalJSON renders the claim reply: {wake_id, generation, token, streams, lease_ttl_ms}.

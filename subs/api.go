@@ -1,8 +1,21 @@
 // Package subs is the subscription delivery worker (base protocol §6-§7, DESIGN.md D10,
-// design/subscriptions.md 5.4-5.6): it decides wakes, POSTs signed webhooks with a persisted
-// retry schedule, writes pull-wake events, and serves callback / claim / ack / release with
-// leases and generation fencing. Every durable change goes through Store, one Commit per
-// decision; the worker keeps only a mirror that it can rebuild from Store at any time.
+// design/subscriptions.md 5.4-5.6): it POSTs signed webhooks, writes pull-wake events, and
+// serves callback / claim / ack / release with leases and generation fencing.
+//
+// The worker and the model: every wake, lease, claim, ack, release and backoff decision is
+// a transition of model.SubMachine (model/subscription_machine.go, subscription_routes.go),
+// the machine the linearizability checker holds the server to. The worker only supplies
+// inputs (the Store's State and Links, the clock, wake ids, jitter, webhook outcomes) and
+// performs the resulting model.SubDecision: one Store Commit per decision with the new
+// State, its cursor moves and, for an issued pull-wake wake, its event (WakeEventFailed
+// when the wake stream refuses it); a webhook POST when AttemptDue; a step at NextDueMs.
+// State is the machine in the Store's encoding (state.go). What the worker adds is
+// plumbing the model leaves out: tokens (401s), SSRF guards, HTTP, scheduling, one attempt
+// in flight per subscription, and the volatile lease of a heartbeat (KeepLease; Restart
+// after a restart). TestWorkerFollowsTheModel runs the worker beside a sequential oracle of
+// the same machine on random schedules and fails on any divergence.
+//
+// The worker keeps only a mirror that it rebuilds from Store at every decision.
 //
 // Imports: model and the standard library only, so engine/ may implement Store with these
 // types (no cycle) or httpd/cmd may adapt it.
@@ -47,8 +60,8 @@ const (
 
 // Link types of a cursor (PROTOCOL §6.1).
 const (
-	LinkGlob     = "glob"
-	LinkExplicit = "explicit"
+	LinkGlob     = model.LinkGlob
+	LinkExplicit = model.LinkExplicit
 )
 
 // Subscription is what the worker needs of one live (not tombstoned) subscription: its
@@ -66,8 +79,10 @@ type Subscription struct {
 	State       State
 }
 
-// State is the durable delivery state of a subscription. The worker computes every new
-// State; the Store persists it verbatim, e.g. as its JSON (the tags below; times are UTC).
+// State is the durable delivery state of a subscription: model.SubMachine (without its
+// links, which the Store derives) in the Store's encoding. The worker computes every new
+// State as a model transition; the Store persists it verbatim, e.g. as its JSON (the tags
+// below; times are UTC, millisecond precision).
 type State struct {
 	Generation uint64 `json:"generation"`       // of the latest wake issued; 0 before the first; never decreases
 	Status     Status `json:"status,omitempty"` // "" reads as Active
@@ -85,9 +100,9 @@ type Retry struct {
 	LastError     string    `json:"last_error,omitempty"` // short reason of the last failure, for operators
 }
 
-// Wake is an outstanding wake (PROTOCOL §7). Snapshot is fixed at issue: retries resend it
-// (same wake_id, generation, streams, token), and a webhook's {"done":true} acks exactly its
-// Tail offsets.
+// Wake is an outstanding wake (PROTOCOL §7), model.SubWake in the Store's encoding.
+// Snapshot is fixed at issue: retries resend it (same wake_id, generation, streams, token),
+// and a webhook's {"done":true} acks exactly its Tail offsets.
 type Wake struct {
 	ID         string       `json:"id"`         // "w_" + 24 lowercase hex digits
 	Generation uint64       `json:"generation"` // equals State.Generation while outstanding
@@ -98,34 +113,26 @@ type Wake struct {
 	// LeaseUntil: webhook from issue, pull-wake from claim; zero while unclaimed. After a
 	// restart the worker restarts every running lease in full (design 5.3).
 	LeaseUntil time.Time `json:"lease_until"`
+	// Delivered: a webhook POST of this wake got a 2xx without done; no further attempt.
+	Delivered bool `json:"delivered,omitempty"`
 }
 
-// StreamInfo is one stream of a wake snapshot and payload (PROTOCOL §7.1 streams[]).
-type StreamInfo struct {
-	Path     string       `json:"path"`
-	LinkType string       `json:"link_type"` // LinkGlob or LinkExplicit
-	Acked    model.Offset `json:"acked"`     // the cursor (inclusive ack position)
-	Tail     model.Offset `json:"tail"`      // the stream's tail when the wake was issued
-}
+// StreamInfo is one stream of a wake snapshot and payload (PROTOCOL §7.1 streams[]): path,
+// link type, cursor (inclusive ack position) and the tail when the wake was issued.
+type StreamInfo = model.SubLink
 
 // MaxSnapshot bounds a wake's snapshot and payload (design 5.4); the rest stays pending.
-const MaxSnapshot = 1000
+const MaxSnapshot = model.MaxWakeSnapshot
 
 // Link is one linked stream as the Store derives it now: explicit link records ∪ streams
-// matching the pattern (design 5.3). Pending work is Tail > Acked.
-type Link struct {
-	Path     string
-	LinkType string       // LinkExplicit when linked both ways
-	Acked    model.Offset // cursor of the current incarnation (its start when never acked)
-	Tail     model.Offset // published tail; equal to Acked for a link whose stream is absent
-}
+// matching the pattern (design 5.3). Acked is the cursor of the current incarnation (its
+// start when never acked); Tail the published tail, equal to Acked for a link whose stream
+// is absent. Pending work is Tail > Acked.
+type Link = model.SubLink
 
 // AckMove moves one cursor to Offset (inclusive). In a Change the worker has checked it
 // against Links: linked, not below the cursor, not past the tail.
-type AckMove struct {
-	Path   string
-	Offset model.Offset
-}
+type AckMove = model.SubAck
 
 // WakeEvent is a pull-wake event to append to the subscription's wake stream (PROTOCOL §7.2):
 // Body is the compact JSON {"type":"wake","subscription_id","stream","generation","ts"}; the
@@ -290,10 +297,10 @@ var (
 	ErrWrongType      = &model.Error{Code: "INVALID_REQUEST", Msg: "this action does not apply to the subscription's type"}
 	ErrTokenInvalid   = &model.Error{Code: "TOKEN_INVALID", Msg: "the bearer token is missing, malformed or not for this subscription"}
 	ErrTokenExpired   = &model.Error{Code: "TOKEN_EXPIRED", Msg: "the bearer token has expired"}
-	ErrFenced         = model.ErrSubFenced // the wake machine's (model/subscription_machine.go)
+	ErrFenced         = model.ErrSubFenced // the model's (model/subscription_machine.go)
 	ErrAlreadyClaimed = model.ErrSubClaimed
 	ErrNoPendingWork  = model.ErrSubNoPendingWork
-	ErrAckOffset      = &model.Error{Code: "INVALID_OFFSET", Msg: "an ack names an unlinked stream, moves a cursor back, or passes the tail"}
+	ErrAckOffset      = model.ErrSubAckOffset
 	ErrURLRejected    = &model.Error{Code: "WEBHOOK_URL_REJECTED", Msg: "webhook URL rejected"}
 	ErrBadWorker      = &model.Error{Code: "INVALID_REQUEST", Msg: "claim needs a non-empty worker name"}
 )

@@ -10,36 +10,36 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/dsd-project/dsd/model"
 )
 
 // maxResponse caps how much of a webhook's answer is read (design 5.4).
 const maxResponse = 64 << 10
 
-// maybeAttempt starts the webhook attempt of the outstanding wake when it is due and none
-// is running (one attempt per subscription at a time: per-subscription sequencing), or
-// schedules a step for when it is due. m.mu held.
+// maybeAttempt starts the webhook attempt of the outstanding wake when the model says it
+// is due and none is running (one attempt per subscription at a time: per-subscription
+// sequencing). m.mu held.
 func (w *Worker) maybeAttempt(m *sub, now time.Time) {
-	st := m.s.State
-	if m.s.Type != Webhook || st.Wake == nil || m.inFlight || m.delivered == st.Wake.ID || w.isStopping() {
+	if m.inFlight || w.isStopping() || !m.mach.AttemptDue(now.UnixMilli()) {
 		return
 	}
-	if now.Before(st.Retry.NextAttemptAt) {
-		w.sched.at(m.s.Key, st.Retry.NextAttemptAt)
-		return
-	}
-	req, err := w.buildRequest(m.s, st.Wake)
+	wk := m.mach.Wake
+	req, err := w.buildRequest(m.s, wk)
 	if err != nil { // a stored URL that no longer parses: a failed attempt, as any other
-		w.recordFailure(m, m.s.Incarnation, err)
+		w.record(m, m.s.Incarnation, wk.ID, false, false, err)
 		return
 	}
 	m.inFlight = true
 	w.attempts.Add(1)
-	go w.attempt(m, m.s.Incarnation, st.Wake, req)
+	w.sched.begin()
+	go w.attempt(m, m.s.Incarnation, wk.ID, req)
 }
 
 // attempt runs one webhook POST under the concurrency bound and records its outcome.
-func (w *Worker) attempt(m *sub, inc uint64, wk *Wake, build func(context.Context) *http.Request) {
+func (w *Worker) attempt(m *sub, inc uint64, wakeID string, build func(context.Context) *http.Request) {
 	defer w.attempts.Done()
+	defer w.sched.end()
 	select {
 	case w.sem <- struct{}{}:
 	case <-w.runCtx.Done():
@@ -55,11 +55,7 @@ func (w *Worker) attempt(m *sub, inc uint64, wk *Wake, build func(context.Contex
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.inFlight = false
-	if err != nil {
-		w.recordFailure(m, inc, err)
-		return
-	}
-	w.recordSuccess(m, inc, wk, done)
+	w.record(m, inc, wakeID, err == nil, done, err)
 }
 
 func (w *Worker) abandon(m *sub) {
@@ -93,116 +89,38 @@ func (w *Worker) post(req *http.Request) (done bool, err error) {
 	return json.Unmarshal(body, &reply) == nil && reply.Done, nil
 }
 
-// recordFailure persists a failed attempt: status failed, retry count + 1, next attempt
-// after the backoff; the wake stays outstanding (unless its lease lapsed meanwhile). m.mu held.
-func (w *Worker) recordFailure(m *sub, inc uint64, cause error) {
+// record persists the outcome of a POST of wake wakeID as the model's Delivered decision
+// (PROTOCOL §7.1): a 2xx resets the retry schedule and, with {"done":true}, acks the
+// snapshot, ends the wake and issues the next one when work remains; a failure schedules
+// the next attempt after the backoff. An outcome for a deleted or re-created subscription
+// is dropped; one that cannot be stored is lost and the wake attempted again. m.mu held.
+func (w *Worker) record(m *sub, inc uint64, wakeID string, ok, done bool, cause error) {
 	ctx := context.Background()
-	if !w.sameIncarnation(ctx, m, inc) {
+	if !w.current(m) || w.refresh(ctx, m) != nil || m.s.Incarnation != inc {
 		return
 	}
 	now := w.clock.Now()
-	st := w.failed(m.s.State, now, cause)
-	if err := w.commit(ctx, m, st, nil, nil); err != nil {
-		w.log.Warn("recording a webhook failure", "id", m.s.Key.ID, "err", err)
-		w.sched.at(m.s.Key, now.Add(storeRetry))
-		return
+	reason := ""
+	if cause != nil {
+		reason = cause.Error()
 	}
-	w.sched.at(m.s.Key, st.Retry.NextAttemptAt)
-}
-
-// recordSuccess persists a delivered attempt: status active, retry count 0; with
-// {"done":true} it acks exactly the wake's snapshot tails (never moving a cursor back),
-// releases the wake and issues the next one when work remains (PROTOCOL §7.1). m.mu held.
-func (w *Worker) recordSuccess(m *sub, inc uint64, wk *Wake, done bool) {
-	ctx := context.Background()
-	if !w.sameIncarnation(ctx, m, inc) {
-		return
+	id, err := newWakeID(w.rnd)
+	if err == nil {
+		d := m.mach.Delivered(wakeID, ok, done, reason, now.UnixMilli(), w.jitter(), id)
+		_, err = w.apply(ctx, m, d, now)
 	}
-	now := w.clock.Now()
-	st := m.s.State
-	st.Status, st.Retry = Active, Retry{}
-	current := st.Wake != nil && st.Wake.ID == wk.ID
-	var err error
-	switch {
-	case current && done:
-		err = w.finish(ctx, m, st, snapshotAcks(wk), now)
-	default:
-		if current {
-			m.delivered = wk.ID
+	if err != nil {
+		if !errors.Is(err, ErrNotFound) {
+			w.retryLater(m.s.Key, err)
 		}
-		err = w.commit(ctx, m, st, nil, nil)
-	}
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		w.log.Warn("recording a webhook delivery", "id", m.s.Key.ID, "err", err)
+		return
 	}
 	w.sched.at(m.s.Key, now)
 }
 
-// sameIncarnation refreshes m and reports whether it is still the indexed mirror of the
-// incarnation an attempt was made for (a result for a deleted or re-created subscription
-// is dropped). m.mu held.
-func (w *Worker) sameIncarnation(ctx context.Context, m *sub, inc uint64) bool {
-	return w.current(m) && w.refresh(ctx, m) == nil && m.s.Incarnation == inc
-}
-
-// finishWake ends the outstanding wake of base with acks (all or nothing), and issues the
-// next wake if work remains. It reports whether one was issued.
-func (w *Worker) finishWake(ctx context.Context, m *sub, base State, acks []AckMove, now time.Time) (bool, error) {
-	links, err := w.store.Links(ctx, m.s.Key)
-	if err != nil {
-		return false, err
-	}
-	links, err = applyAcks(links, acks)
-	if err != nil {
-		return false, err
-	}
-	base.Wake = nil
-	issued, err := w.issue(ctx, m, base, true, links, acks, now)
-	if err == nil && !issued {
-		m.leaseUntil = time.Time{}
-	}
-	return issued, err
-}
-
-// finish is finishWake for {"done":true}: acks that would not move a cursor are dropped.
-func (w *Worker) finish(ctx context.Context, m *sub, base State, acks []AckMove, now time.Time) error {
-	links, err := w.store.Links(ctx, m.s.Key)
-	if err != nil {
-		return err
-	}
-	acks = forwardOnly(links, acks)
-	_, err = w.finishWake(ctx, m, base, acks, now)
-	return err
-}
-
-// snapshotAcks are the acks of {"done":true}: every snapshot stream at its snapshot tail.
-func snapshotAcks(wk *Wake) []AckMove {
-	acks := make([]AckMove, len(wk.Snapshot))
-	for i, s := range wk.Snapshot {
-		acks[i] = AckMove{Path: s.Path, Offset: s.Tail}
-	}
-	return acks
-}
-
-// forwardOnly drops acks that would not move a linked cursor forward within its tail (a
-// callback may have acked further, or the stream may be gone or re-created since).
-func forwardOnly(links []Link, acks []AckMove) []AckMove {
-	cur := make(map[string]Link, len(links))
-	for _, l := range links {
-		cur[l.Path] = l
-	}
-	var out []AckMove
-	for _, a := range acks {
-		if c, ok := cur[a.Path]; ok && a.Offset > c.Acked && a.Offset <= c.Tail {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // buildRequest prepares the signed POST of a wake (PROTOCOL §7.1). The body is the same
 // for every attempt of the wake (same token); the signature gets a fresh t per attempt.
-func (w *Worker) buildRequest(s Subscription, wk *Wake) (func(context.Context) *http.Request, error) {
+func (w *Worker) buildRequest(s Subscription, wk *model.SubWake) (func(context.Context) *http.Request, error) {
 	u, err := url.Parse(s.WebhookURL)
 	if err != nil {
 		return nil, fmt.Errorf("stored webhook URL: %w", err)
@@ -222,10 +140,10 @@ func (w *Worker) buildRequest(s Subscription, wk *Wake) (func(context.Context) *
 
 // callbackToken is the wake's callback token; derived from persisted fields only, so a
 // retry after a restart carries the same token.
-func (w *Worker) callbackToken(s Subscription, wk *Wake) string {
+func (w *Worker) callbackToken(s Subscription, wk *model.SubWake) string {
 	return mintToken(w.tokenKey(), tokenClaims{
-		Sub: tokenSubject(s.Key), Inc: s.Incarnation, Gen: wk.Generation, Wid: wk.ID,
-		Kind: kindCallback, Exp: wk.IssuedAt.Add(w.opts.TokenTTL).Unix(),
+		Sub: tokenSubject(s.Key), Inc: s.Incarnation, Gen: wk.Gen, Wid: wk.ID,
+		Kind: kindCallback, Exp: timeOf(wk.IssuedMs).Add(w.opts.TokenTTL).Unix(),
 	})
 }
 
@@ -256,7 +174,7 @@ type webhookPayload struct {
 	CallbackToken  string       `json:"callback_token"`
 }
 
-func webhookBody(s Subscription, wk *Wake, token string) []byte {
-	b, _ := json.Marshal(webhookPayload{s.Key.ID, wk.ID, wk.Generation, streamsJSON(wk.Snapshot), s.CallbackURL, token})
+func webhookBody(s Subscription, wk *model.SubWake, token string) []byte {
+	b, _ := json.Marshal(webhookPayload{s.Key.ID, wk.ID, wk.Gen, streamsJSON(wk.Snapshot), s.CallbackURL, token})
 	return b
 }

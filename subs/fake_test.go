@@ -3,6 +3,7 @@ package subs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"sort"
 	"sync"
@@ -24,12 +25,16 @@ type fakeStore struct {
 	keys    Keys
 	saves   int
 	commits []Change
+	fail    map[Key]int // the next n Commits of a key fail with errInjected
 }
+
+// errInjected is a storage failure injected by fakeStore.fail.
+var errInjected = errors.New("injected storage failure")
 
 func newFakeStore() *fakeStore {
 	return &fakeStore{
 		subs: map[Key]*Subscription{}, tails: map[string]map[string]model.Offset{},
-		cursors: map[Key]map[string]model.Offset{}, events: map[string][][]byte{},
+		cursors: map[Key]map[string]model.Offset{}, events: map[string][][]byte{}, fail: map[Key]int{},
 	}
 }
 
@@ -57,6 +62,20 @@ func (f *fakeStore) setTail(bucket, path string, tail model.Offset) {
 		f.tails[bucket] = map[string]model.Offset{}
 	}
 	f.tails[bucket][path] = tail
+}
+
+// hasStream reports whether bucket/path exists; dropStream deletes it.
+func (f *fakeStore) hasStream(bucket, path string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.tails[bucket][path]
+	return ok
+}
+
+func (f *fakeStore) dropStream(bucket, path string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.tails[bucket], path)
 }
 
 func (f *fakeStore) tail(bucket, path string) model.Offset {
@@ -155,6 +174,10 @@ func (f *fakeStore) Commit(_ context.Context, c Change) error {
 	s := f.subs[c.Key]
 	if s == nil || s.Incarnation != c.Incarnation {
 		return ErrNotFound
+	}
+	if f.fail[c.Key] > 0 {
+		f.fail[c.Key]--
+		return errInjected
 	}
 	if c.Event != nil {
 		t, ok := f.tails[c.Key.Bucket][c.Event.Stream]

@@ -116,7 +116,7 @@ func runPullWakeOps(t *testing.T, seed uint64) {
 			for _, si := range cur.c.Streams {
 				lo := max(si.Acked, lastCursor[si.Path]) // a consumer's acks only grow
 				if lo <= si.Tail && rnd.IntN(2) == 0 {
-					acks = append(acks, AckMove{si.Path, lo + model.Offset(rnd.IntN(int(si.Tail-lo)+1))})
+					acks = append(acks, AckMove{Path: si.Path, Offset: lo + model.Offset(rnd.IntN(int(si.Tail-lo)+1))})
 				}
 			}
 			_, err := h.w.Ack(ctx, s.Key, cur.c.Token, AckRequest{WakeID: cur.c.WakeID, Generation: cur.c.Generation, Acks: acks, Done: done})
@@ -176,7 +176,7 @@ func runPullWakeOps(t *testing.T, seed uint64) {
 		}
 		var acks []AckMove
 		for _, si := range c.Streams {
-			acks = append(acks, AckMove{si.Path, si.Tail})
+			acks = append(acks, AckMove{Path: si.Path, Offset: si.Tail})
 		}
 		if _, err := h.w.Ack(ctx, s.Key, c.Token, AckRequest{WakeID: c.WakeID, Generation: c.Generation, Acks: acks, Done: true}); err != nil {
 			t.Fatalf("drain ack: %v", err)

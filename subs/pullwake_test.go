@@ -61,7 +61,7 @@ func TestPullWakeClaimAckRelease(t *testing.T) {
 	if _, err := h.w.Callback(ctx, s.Key, c.Token, AckRequest{WakeID: c.WakeID, Generation: 1}); !errors.Is(err, ErrWrongType) {
 		t.Fatalf("callback on pull-wake: %v", err)
 	}
-	rep, err := h.w.Ack(ctx, s.Key, c.Token, AckRequest{WakeID: c.WakeID, Generation: 1, Acks: []AckMove{{"events/p", tail}}, Done: true})
+	rep, err := h.w.Ack(ctx, s.Key, c.Token, AckRequest{WakeID: c.WakeID, Generation: 1, Acks: []AckMove{{Path: "events/p", Offset: tail}}, Done: true})
 	if err != nil || rep.NextWake {
 		t.Fatalf("ack done: %+v %v", rep, err)
 	}

@@ -14,6 +14,7 @@ type schedule struct {
 	h    dueHeap
 	due  map[Key]time.Time
 	kick chan struct{}
+	busy int // steps popped and webhook attempts started that have not ended yet
 }
 
 type dueEntry struct {
@@ -71,6 +72,30 @@ func (s *schedule) popDue(now time.Time) (keys []Key, next time.Time) {
 		heap.Pop(&s.h)
 		delete(s.due, e.key)
 		keys = append(keys, e.key)
+		if e.key != (Key{}) {
+			s.busy++ // counted here, with the pop, so that no moment looks idle
+		}
 	}
 	return keys, time.Time{}
+}
+
+// begin counts a webhook attempt as work in progress; end ends a step or an attempt, after
+// it scheduled whatever follows it.
+func (s *schedule) begin() { s.mu.Lock(); s.busy++; s.mu.Unlock() }
+func (s *schedule) end()   { s.mu.Lock(); s.busy--; s.mu.Unlock() }
+
+// idle reports whether nothing is due at now and no step or attempt is running (tests
+// wait for it: the worker has then done everything it will do until the next input).
+func (s *schedule) idle(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.busy > 0 {
+		return false
+	}
+	for k, t := range s.due {
+		if k != (Key{}) && !t.After(now) {
+			return false
+		}
+	}
+	return true
 }

@@ -3,7 +3,6 @@ package subs
 import (
 	"context"
 	"errors"
-	"fmt"
 	"regexp"
 	"testing"
 	"time"
@@ -101,16 +100,18 @@ func TestLeaseExpiryNeverBypassesTheBackoff(t *testing.T) {
 	}
 	eventually(t, "failure 2", func() bool { return h.fs.state(s.Key).Retry.Count == 2 })
 	h.clk.advance(time.Second) // generation 2's lease lapses; the backoff still has 1 s to go
-	eventually(t, "generation 3 issued", func() bool { return h.fs.state(s.Key).Generation == 3 })
-	never(t, "an attempt on lease expiry", 100*time.Millisecond, func() bool { return r.count() > 2 })
+	eventually(t, "generation 2's lease ended", func() bool { return h.fs.state(s.Key).Wake == nil })
+	never(t, "a wake or an attempt on lease expiry", 100*time.Millisecond, func() bool {
+		return r.count() > 2 || h.fs.state(s.Key).Generation > 2
+	})
 	h.clk.advance(time.Second)
 	eventually(t, "attempt 3", func() bool { return r.count() == 3 })
 	// Attempts at +0, +1, +3 s: the backoff's 1 s and 2 s, not one per 1 s lease.
 	if at := r.get(2).at.Sub(r.get(0).at); at != 3*time.Second {
 		t.Fatalf("attempt 3 came %v after attempt 1, want 3s", at)
 	}
-	if g := r.get(2).p.Generation; g < 3 {
-		t.Fatalf("attempt 3 carries generation %d, want a newer wake", g)
+	if g := r.get(2).p.Generation; g != 3 {
+		t.Fatalf("attempt 3 carries generation %d, want 3 (issued when the backoff ended)", g)
 	}
 }
 
@@ -184,7 +185,7 @@ func TestCallbackAcksAndFences(t *testing.T) {
 	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
 	ctx := context.Background()
 	tail, p := h.firstWake(r, 12)
-	req := AckRequest{WakeID: p.WakeID, Generation: p.Generation, Acks: []AckMove{{"events/a", tail}}, Done: true}
+	req := AckRequest{WakeID: p.WakeID, Generation: p.Generation, Acks: []AckMove{{Path: "events/a", Offset: tail}}, Done: true}
 
 	checks := []struct {
 		name   string
@@ -196,8 +197,8 @@ func TestCallbackAcksAndFences(t *testing.T) {
 		{"garbage token", "x.y.z", req, ErrTokenInvalid},
 		{"stale generation", p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 9, Done: true}, ErrFenced},
 		{"stale wake id", p.CallbackToken, AckRequest{WakeID: "w_000000000000000000000000", Generation: 1, Done: true}, ErrFenced},
-		{"ack past the tail", p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{"events/a", tail + 1}}, Done: true}, ErrAckOffset},
-		{"ack of an unlinked stream", p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{"other", 1}}}, ErrAckOffset},
+		{"ack past the tail", p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{Path: "events/a", Offset: tail + 1}}, Done: true}, ErrAckOffset},
+		{"ack of an unlinked stream", p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{Path: "other", Offset: 1}}}, ErrAckOffset},
 	}
 	for _, c := range checks {
 		if _, err := h.w.Callback(ctx, s.Key, c.bearer, c.req); !errors.Is(err, c.want) {
@@ -211,7 +212,7 @@ func TestCallbackAcksAndFences(t *testing.T) {
 		t.Fatalf("claim on a webhook subscription: %v", err)
 	}
 	// A heartbeat with a partial ack, then done.
-	if rep, err := h.w.Callback(ctx, s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{"events/a", 5}}}); err != nil || rep.NextWake {
+	if rep, err := h.w.Callback(ctx, s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{Path: "events/a", Offset: 5}}}); err != nil || rep.NextWake {
 		t.Fatalf("heartbeat: %+v %v", rep, err)
 	}
 	if got := h.fs.cursor(s.Key, "events/a"); got != 5 {
@@ -237,7 +238,7 @@ func TestCallbackWithRemainingWorkWakesAgain(t *testing.T) {
 	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
 	tail, p := h.firstWake(r, 12)
 	h.appendTo("b", "events/a", 1)
-	rep, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{"events/a", tail}}, Done: true})
+	rep, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{Path: "events/a", Offset: tail}}, Done: true})
 	if err != nil || !rep.NextWake {
 		t.Fatalf("callback: %+v %v, want next_wake", rep, err)
 	}
@@ -251,7 +252,7 @@ func TestCallbackAfterDeleteMovesNothing(t *testing.T) {
 	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
 	tail, p := h.firstWake(r, 12)
 	h.fs.remove(s.Key) // DELETE committed; SubscriptionChanged not even called yet
-	_, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{"events/a", tail}}, Done: true})
+	_, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{Path: "events/a", Offset: tail}}, Done: true})
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("callback after delete: %v", err)
 	}
@@ -264,7 +265,7 @@ func TestTokensSurviveRestart(t *testing.T) {
 	h, r, s := webhookSetup(t, answer(200, `{}`), 30*time.Second)
 	tail, p := h.firstWake(r, 2)
 	h.restart()
-	rep, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{"events/a", tail}}, Done: true})
+	rep, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, AckRequest{WakeID: p.WakeID, Generation: 1, Acks: []AckMove{{Path: "events/a", Offset: tail}}, Done: true})
 	if err != nil || rep.NextWake {
 		t.Fatalf("callback with a token from before the restart: %+v %v", rep, err)
 	}
@@ -297,19 +298,6 @@ func TestSubscriptionCreatedAfterStartAndExplicitLinks(t *testing.T) {
 	eventually(t, "the explicit link's delivery", func() bool { return h.fs.cursor(s.Key, "manual/a") == tail })
 	if lt := r.get(0).p.Streams[0].LinkType; lt != LinkExplicit {
 		t.Fatalf("link type %q", lt)
-	}
-}
-
-func TestSnapshotIsCapped(t *testing.T) {
-	links := make([]Link, MaxSnapshot+5)
-	for i := range links {
-		links[i] = Link{Path: fmt.Sprintf("s/%05d", i), LinkType: LinkGlob, Tail: 1}
-	}
-	links[3].Tail = 0 // not pending
-	p := pending(links)
-	snap := snapshotOf(p)
-	if len(p) != MaxSnapshot+4 || len(snap) != MaxSnapshot || snap[3].Path != "s/00004" {
-		t.Fatalf("pending %d, snapshot %d, snap[3] %s", len(p), len(snap), snap[3].Path)
 	}
 }
 
@@ -366,7 +354,7 @@ func TestRecreatedSubscriptionFencesOldTokens(t *testing.T) {
 	if p2.Generation != p.Generation+1 || p2.CallbackToken == p.CallbackToken {
 		t.Fatalf("new incarnation's wake %+v after %+v", p2, p)
 	}
-	req := AckRequest{WakeID: p.WakeID, Generation: p.Generation, Acks: []AckMove{{"events/a", tail}}, Done: true}
+	req := AckRequest{WakeID: p.WakeID, Generation: p.Generation, Acks: []AckMove{{Path: "events/a", Offset: tail}}, Done: true}
 	if _, err := h.w.Callback(context.Background(), s.Key, p.CallbackToken, req); !errors.Is(err, ErrFenced) {
 		t.Fatalf("old incarnation's callback: %v", err)
 	}

@@ -57,13 +57,12 @@ type Worker struct {
 
 // sub is the worker's mirror of one subscription. mu orders every decision about it.
 type sub struct {
-	mu         sync.Mutex
-	s          Subscription
-	loaded     bool
-	leaseUntil time.Time  // the running lease in memory (heartbeats extend it); zero: none
-	inFlight   bool       // a webhook attempt is running
-	delivered  string     // wake id whose webhook got a 2xx: no further attempt for it
-	glob       model.Glob // compiled s.Pattern (set with s, under w.mu)
+	mu       sync.Mutex
+	s        Subscription     // the configuration and incarnation as last read from Store
+	mach     model.SubMachine // the model machine: s.State, the links, the volatile lease
+	loaded   bool
+	inFlight bool       // a webhook attempt is running (one per subscription at a time)
+	glob     model.Glob // compiled s.Pattern (set with s, under w.mu)
 }
 
 // New returns a worker for opts; Start begins delivery. Errors: a nil Store.
@@ -114,10 +113,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	now := w.clock.Now()
 	w.mu.Lock()
 	for _, s := range all {
-		m := &sub{s: s, loaded: true}
-		if s.State.Wake != nil && !s.State.Wake.LeaseUntil.IsZero() {
-			m.leaseUntil = now.Add(s.LeaseTTL)
-		}
+		m := &sub{s: s, loaded: true, mach: machineOf(s, nil).Restart(now.UnixMilli())}
 		w.put(m)
 		w.sched.at(s.Key, now)
 	}
@@ -214,7 +210,7 @@ func (w *Worker) loop() {
 				w.stepSem <- struct{}{}
 				w.steps.Add(1)
 				go func() {
-					defer func() { <-w.stepSem; w.steps.Done() }()
+					defer func() { <-w.stepSem; w.steps.Done(); w.sched.end() }()
 					w.step(k)
 				}()
 			}
@@ -264,38 +260,46 @@ func (w *Worker) current(m *sub) bool {
 	return w.subs[m.s.Key.Bucket][m.s.Key.ID] == m
 }
 
-// refresh reloads m's subscription from the Store (m.mu held). The Store is authoritative;
-// only the in-memory lease and attempt bookkeeping survive a change of incarnation when the
-// incarnation is unchanged. Errors: ErrNotFound (the mirror is dropped), storage errors.
+// refresh reloads m's subscription and links from the Store (m.mu held) and rebuilds its
+// machine. The Store is authoritative; only the volatile lease deadline of the same wake
+// survives (model.SubMachine.KeepLease) while the incarnation is unchanged. Errors:
+// ErrNotFound (the mirror is dropped), storage errors.
 func (w *Worker) refresh(ctx context.Context, m *sub) error {
 	s, err := w.store.Subscription(ctx, m.s.Key)
+	var links []Link
+	if err == nil {
+		links, err = w.store.Links(ctx, m.s.Key)
+	}
 	if errors.Is(err, ErrNotFound) {
-		w.mu.Lock()
-		k := m.s.Key
-		if w.subs[k.Bucket][k.ID] == m {
-			delete(w.subs[k.Bucket], k.ID)
-			if len(w.subs[k.Bucket]) == 0 {
-				delete(w.subs, k.Bucket)
-			}
-		}
-		w.mu.Unlock()
-		m.loaded = false
+		w.drop(m)
 		return ErrNotFound
 	}
 	if err != nil {
 		return err
 	}
-	if !m.loaded || s.Incarnation != m.s.Incarnation {
-		m.leaseUntil, m.delivered = time.Time{}, ""
-		if s.State.Wake != nil && !s.State.Wake.LeaseUntil.IsZero() {
-			m.leaseUntil = s.State.Wake.LeaseUntil
-		}
+	mach := machineOf(s, links)
+	if m.loaded && s.Incarnation == m.s.Incarnation {
+		mach = mach.KeepLease(m.mach)
 	}
 	w.mu.Lock()
 	m.s, m.glob = s, model.CompileGlob(s.Pattern)
 	w.mu.Unlock()
-	m.loaded = true
+	m.mach, m.loaded = mach, true
 	return nil
+}
+
+// drop removes m from the index (its subscription is gone).
+func (w *Worker) drop(m *sub) {
+	w.mu.Lock()
+	k := m.s.Key
+	if w.subs[k.Bucket][k.ID] == m {
+		delete(w.subs[k.Bucket], k.ID)
+		if len(w.subs[k.Bucket]) == 0 {
+			delete(w.subs, k.Bucket)
+		}
+	}
+	w.mu.Unlock()
+	m.loaded = false
 }
 
 // acquire locks the mirror of k and refreshes it; the caller unlocks m.mu.
