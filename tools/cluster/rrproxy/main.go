@@ -25,6 +25,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"github.com/dsd-project/dsd/httpd"
 )
 
 // rr sends each request to the next target, skipping targets that refuse to connect.
@@ -98,5 +100,7 @@ func main() {
 	}
 	log.SetFlags(0)
 	log.Printf("rrproxy: listening on http://%s", ln.Addr())
-	log.Fatal(http.Serve(ln, p))
+	// Requests net/http refuses before any handler (a bad escape in the target) get dsd's
+	// JSON error body here too, as they would from the node itself.
+	log.Fatal(http.Serve(httpd.JSONErrorListener(ln), p))
 }
