@@ -136,7 +136,10 @@ func (s *Store) recover(dir string) error {
 		s.opts.Warn("boltstore: cut a group log record short at its end off the log (a commit that was never acknowledged)",
 			"segment", filepath.Join(s.log.dir, segName(sc.torn.seg)), "offset", sc.torn.off, "bytes", sc.tornLen)
 	}
-	next := logPos{seg: max(from.seg, sc.last+1, 1)}
+	// Always a segment above the stored position: after a clean close the stored position
+	// points into a removed segment, and a new segment of that number would be replayed
+	// from that offset after a crash, skipping acknowledged groups.
+	next := logPos{seg: max(from.seg, sc.last) + 1}
 	s.log.pos = next
 	s.active = newLayer(next)
 	if sc.last == 0 && from.seg != 0 {

@@ -1,6 +1,8 @@
 package boltstore
 
 import (
+	bolt "go.etcd.io/bbolt"
+
 	"sort"
 
 	"github.com/dsd-project/dsd/engine/storage"
@@ -156,6 +158,31 @@ func (s *Store) view() view {
 }
 
 func (v view) none() bool { return len(v.layers) == 0 }
+
+// in returns the layers tx does not hold yet: those ending after the log position stored
+// in tx. A checkpoint commits before it drops its layers, and a direct group commits with
+// the checkpoint of every layer before it, so a view taken before tx began may hold
+// layers tx already has, and their metas and producer states may be older than what a
+// direct group of the same transaction wrote. Every read filters its view with in inside
+// its transaction.
+func (v view) in(tx *bolt.Tx) view {
+	if v.none() {
+		return v
+	}
+	p, ok := parseLogPos(tx.Bucket(bktSystem).Get(keyLogPos))
+	if !ok {
+		return v
+	}
+	out := view{s: v.s}
+	v.read(func() { // the active layer's end moves under Store.mu
+		for _, l := range v.layers {
+			if l.end.seg > p.seg || (l.end.seg == p.seg && l.end.off > p.off) {
+				out.layers = append(out.layers, l)
+			}
+		}
+	})
+	return out
+}
 
 // read runs f under the lock that guards the active layer.
 func (v view) read(f func()) {

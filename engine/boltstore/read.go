@@ -16,6 +16,7 @@ func (s *Store) Stream(name string) (*storage.Meta, error) {
 	var m *storage.Meta
 	ov := s.view()
 	err := s.db.View(func(tx *bolt.Tx) error {
+		ov := ov.in(tx)
 		v := tx.Bucket(bktNames).Get([]byte(name))
 		if v == nil {
 			return nil
@@ -31,6 +32,7 @@ func (s *Store) Stream(name string) (*storage.Meta, error) {
 func (s *Store) Incarnation(sid uint64) (m *storage.Meta, bound bool, err error) {
 	ov := s.view()
 	err = s.db.View(func(tx *bolt.Tx) error {
+		ov := ov.in(tx)
 		if m, err = loadMeta(tx, ov, sid); err != nil || m == nil {
 			return err
 		}
@@ -45,6 +47,7 @@ func (s *Store) Incarnation(sid uint64) (m *storage.Meta, bound bool, err error)
 func (s *Store) SnapshotOf(sid uint64) (m *storage.Meta, body []byte, err error) {
 	ov := s.view()
 	err = s.db.View(func(tx *bolt.Tx) error {
+		ov := ov.in(tx)
 		if m, err = loadMeta(tx, ov, sid); err != nil || m == nil || m.Snapshot == nil {
 			return err
 		}
@@ -115,6 +118,7 @@ func lastPos(b *bolt.Bucket, sid uint64) ([]byte, []byte) {
 func (s *Store) Messages(segs []storage.Segment, start, tail uint64, lim storage.Limits, visit func(off uint64, val []byte)) error {
 	ov := s.view()
 	return s.db.View(func(tx *bolt.Tx) error {
+		ov := ov.in(tx)
 		c := tx.Bucket(bktData).Cursor()
 		sc := msgScan{lim: lim, visit: visit}
 		first := true
@@ -193,6 +197,7 @@ func (sc *msgScan) take(off uint64, val []byte) bool {
 func (s *Store) MessageAt(segs []storage.Segment, off uint64) (start uint64, val []byte, err error) {
 	ov := s.view()
 	err = s.db.View(func(tx *bolt.Tx) error {
+		ov := ov.in(tx)
 		for _, sg := range segs {
 			if off < sg.From || off >= sg.To {
 				continue
@@ -232,10 +237,10 @@ func storedMessageAt(tx *bolt.Tx, sid, off uint64) (uint64, []byte, bool) {
 // in the index.
 func (s *Store) RecordOffset(sid, r uint64) (off uint64, ok bool, err error) {
 	ov := s.view()
-	if off, ok = ov.record(sid, r); ok {
-		return off, ok, nil
-	}
 	err = s.db.View(func(tx *bolt.Tx) error {
+		if off, ok = ov.in(tx).record(sid, r); ok {
+			return nil
+		}
 		if v := tx.Bucket(bktRecords).Get(posKey(sid, r)); v != nil {
 			off, ok = getU64(v), true
 		}
@@ -249,6 +254,7 @@ func (s *Store) RecordOffset(sid, r uint64) (off uint64, ok bool, err error) {
 func (s *Store) OrdinalAt(sid, lo, hi, off uint64) (rec uint64, err error) {
 	ov := s.view()
 	err = s.db.View(func(tx *bolt.Tx) error {
+		ov := ov.in(tx)
 		b := tx.Bucket(bktRecords)
 		i := sort.Search(int(hi-lo), func(i int) bool {
 			r := lo + uint64(i)
@@ -266,12 +272,14 @@ func (s *Store) OrdinalAt(sid, lo, hi, off uint64) (rec uint64, err error) {
 
 // Producer returns a producer's stored state, nil when unknown.
 func (s *Store) Producer(sid uint64, id string) (st *storage.ProducerState, err error) {
-	if lst := s.view().producer(sid, id); lst != nil {
-		c := *lst
-		c.Receipts = append([]storage.Receipt(nil), lst.Receipts...)
-		return &c, nil
-	}
+	ov := s.view()
 	err = s.db.View(func(tx *bolt.Tx) error {
+		if lst := ov.in(tx).producer(sid, id); lst != nil {
+			c := *lst
+			c.Receipts = append([]storage.Receipt(nil), lst.Receipts...)
+			st = &c
+			return nil
+		}
 		if v := tx.Bucket(bktProds).Get(prodKey(sid, id)); v != nil {
 			st, err = decodeProducer(v)
 		}
@@ -282,10 +290,11 @@ func (s *Store) Producer(sid uint64, id string) (st *storage.ProducerState, err 
 
 // Receipt returns the stored acknowledgement of p's (epoch, seq).
 func (s *Store) Receipt(sid uint64, p model.Producer) (r storage.Receipt, ok bool, err error) {
-	if r, ok = s.view().receipt(sid, p); ok {
-		return r, ok, nil
-	}
+	ov := s.view()
 	err = s.db.View(func(tx *bolt.Tx) error {
+		if r, ok = ov.in(tx).receipt(sid, p); ok {
+			return nil
+		}
 		r, ok = decodeReceipt(p.Seq, tx.Bucket(bktRcpts).Get(rcptKey(sid, p.ID, p.Epoch, p.Seq)))
 		return nil
 	})
@@ -299,6 +308,7 @@ func (s *Store) Names(prefix, seek string, visit func(name string, m *storage.Me
 	}
 	ov := s.view()
 	return s.db.View(func(tx *bolt.Tx) error {
+		ov := ov.in(tx)
 		c, meta := tx.Bucket(bktNames).Cursor(), tx.Bucket(bktMeta)
 		for k, v := c.Seek([]byte(seek)); k != nil && strings.HasPrefix(string(k), prefix); k, v = c.Next() {
 			if meta.Get(v) == nil {
