@@ -18,21 +18,7 @@ func slogLine(t testing.TB, json bool, l *requestLine) string {
 	if json {
 		h = slog.NewJSONHandler(&b, nil)
 	}
-	path := l.path
-	if l.query != "" {
-		path += "?" + l.query
-	}
-	attrs := []slog.Attr{slog.String("method", l.method), slog.String("path", path),
-		slog.Int("status", l.status), slog.Int64("bytes", l.bytes), slog.Duration("duration", l.duration)}
-	if l.code != "" {
-		attrs = append(attrs, slog.String("code", l.code))
-	}
-	if l.live != "" {
-		attrs = append(attrs, slog.String("live", l.live))
-	}
-	attrs = append(attrs, slog.String("remote", l.remote), slog.String("proto", l.proto))
-	r := slog.NewRecord(l.time, slog.LevelInfo, "request", 0)
-	r.AddAttrs(attrs...)
+	r := l.record()
 	if err := h.Handle(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,6 @@ import (
 	"github.com/dsd-project/dsd/engine/boltstore"
 )
 
-// After a clean Close the stored log_pos is {seg, off>0} and the log is gone. The next
-// Open appends to segment seg from offset 0; a crash before any checkpoint then replays
-// from off, skipping (or mis-framing) acknowledged groups.
 // A clean close removes the log; groups logged after the next open must be replayed whole
 // after a crash (the new segment is numbered above the stored log position).
 func TestCrashAfterCleanCloseAndReopenLosesNothing(t *testing.T) {
