@@ -353,3 +353,94 @@ func TestKillBeforeCheckpointLosesNothing(t *testing.T) {
 	}
 	t.Logf("killed after %d acknowledged appends in the log only; reopened with %d", acked/10, tail/10)
 }
+
+// checkpointedDir leaves in a directory the state a crash leaves after every one of n
+// appends was checkpointed: the data file's log position is the end of the only segment.
+func checkpointedDir(t *testing.T, n int) (dir, seg string) {
+	live := t.TempDir()
+	opts := never
+	opts.CheckpointBytes, opts.CheckpointInline = 1, true
+	st, err := boltstore.Open(live, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logStream(t, st)
+	tail := uint64(0)
+	for i := range n {
+		tail = appendUnit(t, st, i, tail)
+	}
+	dir = t.TempDir()
+	copyDir(t, live, dir)
+	st.Close()
+	segs, _ := filepath.Glob(filepath.Join(dir, boltstore.LogDir, "*.seg"))
+	if len(segs) != 1 {
+		t.Fatalf("segments %v", segs)
+	}
+	return dir, segs[0]
+}
+
+// A segment shorter than the data file's log position (truncated, or replaced by another
+// file) has lost groups: Open refuses with ErrLogCorrupt and dsd check reports it. A
+// position at the segment's very end is a whole log.
+func TestLogPositionPastTheSegmentRefusesOpen(t *testing.T) {
+	for _, how := range []string{"intact", "truncated", "replaced"} {
+		t.Run(how, func(t *testing.T) {
+			dir, seg := checkpointedDir(t, 6)
+			b, _ := os.ReadFile(seg)
+			switch how {
+			case "truncated":
+				b = b[:recordEnds(b)[3]]
+			case "replaced":
+				b = boltstore.EncodeLogRecord([]storage.Change{{SID: 1, Records: true}})
+			}
+			if err := os.WriteFile(seg, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := boltstore.CheckFile(filepath.Join(dir, boltstore.FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := boltstore.Open(dir, never)
+			if how == "intact" {
+				if err != nil || len(rep.Problems) != 0 || rep.Logged != 0 {
+					t.Fatalf("intact: open %v, check %+v", err, rep)
+				}
+				defer st.Close()
+				if tail, data := contents(t, st); tail != 60 || data != prefix(6) {
+					t.Fatalf("intact: tail %d, data %q", tail, data)
+				}
+				return
+			}
+			if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "only") {
+				t.Fatalf("check: %+v", rep)
+			}
+			if !errors.Is(err, boltstore.ErrLogCorrupt) {
+				t.Fatalf("open: %v, want ErrLogCorrupt", err)
+			}
+		})
+	}
+}
+
+// A log far larger than the recovery's transaction bound is replayed whole, in many
+// transactions, and leaves no log behind.
+func TestRecoveryInBoundedTransactionsReplaysAll(t *testing.T) {
+	const n = 50
+	dir, _ := crashedDir(t, n)
+	opts := never
+	opts.CheckpointBytes = 100 // a few records per transaction
+	st, err := boltstore.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail, data := contents(t, st)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if tail != n*10 || data != prefix(n) {
+		t.Fatalf("tail %d, data %q; want %d appends", tail, data, n)
+	}
+	rep, err := boltstore.CheckFile(filepath.Join(dir, boltstore.FileName))
+	if err != nil || len(rep.Problems) != 0 || rep.Logged != 0 {
+		t.Fatalf("check: %v %+v", err, rep)
+	}
+}
