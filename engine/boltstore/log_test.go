@@ -127,28 +127,43 @@ func (img dirImage) write(t *testing.T, dst string) {
 
 func copyDir(t *testing.T, src, dst string) { readDir(t, src).write(t, dst) }
 
-// crashedDir leaves in a directory a data file holding only the create and a log of n
-// appends (the state a crash leaves before any checkpoint), and returns the directory
-// and the log's only segment.
-func crashedDir(t *testing.T, n int) (dir, seg string) {
-	live := t.TempDir()
-	st, err := boltstore.Open(live, never)
+// openWithAppends opens a store with opts on a new directory, creates the stream and
+// commits n appends: it returns the store, its directory and the stream's tail.
+func openWithAppends(t *testing.T, opts boltstore.Options, n int) (st *boltstore.Store, dir string, tail uint64) {
+	t.Helper()
+	dir = t.TempDir()
+	st, err := boltstore.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	logStream(t, st)
-	tail := uint64(0)
 	for i := range n {
 		tail = appendUnit(t, st, i, tail)
 	}
+	return st, dir, tail
+}
+
+// crashCopy copies the open store st's directory live (no write transaction runs: the
+// copy is the state a crash leaves), closes st, and returns the copy and its log's only
+// segment.
+func crashCopy(t *testing.T, st *boltstore.Store, live string) (dir, seg string) {
+	t.Helper()
 	dir = t.TempDir()
-	copyDir(t, live, dir) // no write transaction runs: the copy is the file a crash leaves
+	copyDir(t, live, dir)
 	st.Close()
 	segs, _ := filepath.Glob(filepath.Join(dir, boltstore.LogDir, "*.seg"))
 	if len(segs) != 1 {
 		t.Fatalf("segments %v", segs)
 	}
 	return dir, segs[0]
+}
+
+// crashedDir leaves in a directory a data file holding only the create and a log of n
+// appends (the state a crash leaves before any checkpoint), and returns the directory
+// and the log's only segment.
+func crashedDir(t *testing.T, n int) (dir, seg string) {
+	st, live, _ := openWithAppends(t, never, n)
+	return crashCopy(t, st, live)
 }
 
 // A log cut at any byte (a crash during a group's write) reopens to exactly the groups
@@ -357,26 +372,10 @@ func TestKillBeforeCheckpointLosesNothing(t *testing.T) {
 // checkpointedDir leaves in a directory the state a crash leaves after every one of n
 // appends was checkpointed: the data file's log position is the end of the only segment.
 func checkpointedDir(t *testing.T, n int) (dir, seg string) {
-	live := t.TempDir()
 	opts := never
 	opts.CheckpointBytes, opts.CheckpointInline = 1, true
-	st, err := boltstore.Open(live, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logStream(t, st)
-	tail := uint64(0)
-	for i := range n {
-		tail = appendUnit(t, st, i, tail)
-	}
-	dir = t.TempDir()
-	copyDir(t, live, dir)
-	st.Close()
-	segs, _ := filepath.Glob(filepath.Join(dir, boltstore.LogDir, "*.seg"))
-	if len(segs) != 1 {
-		t.Fatalf("segments %v", segs)
-	}
-	return dir, segs[0]
+	st, live, _ := openWithAppends(t, opts, n)
+	return crashCopy(t, st, live)
 }
 
 // A segment shorter than the data file's log position (truncated, or replaced by another
