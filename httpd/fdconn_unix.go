@@ -149,13 +149,6 @@ func (c *sseConn) unpark() error {
 	return nil
 }
 
-// netConnSetter is a wrapper of a hijacked connection that lets the connection under it
-// be replaced (ops' observed connection, which counts what is written and logs the close).
-type netConnSetter interface {
-	NetConn() net.Conn
-	SetNetConn(net.Conn)
-}
-
 // bare returns the connection under c's replaceable wrappers and how to replace it.
 func (c *sseConn) bare() (net.Conn, func(net.Conn)) {
 	cur, set := c.conn, func(n net.Conn) { c.conn = n }
