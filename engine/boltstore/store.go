@@ -64,6 +64,10 @@ type Options struct {
 	// SegmentBytes is the size past which the log starts a new segment (0:
 	// DefaultSegmentBytes).
 	SegmentBytes int64
+	// ZeroAhead is how many bytes of zeros the log keeps written and synced past its last
+	// record, in the background, so that a group's fdatasync flushes data only (0:
+	// DefaultZeroAhead, none with NoSync; negative: none).
+	ZeroAhead int64
 	// Warn receives what recovery repaired (nil: slog.Warn).
 	Warn func(msg string, args ...any)
 }
@@ -125,6 +129,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.startCheckpointer()
+	s.log.zero.start()
 	return s, nil
 }
 
@@ -137,6 +142,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.SegmentBytes <= 0 {
 		o.SegmentBytes = DefaultSegmentBytes
+	}
+	if o.ZeroAhead == 0 && !o.NoSync {
+		o.ZeroAhead = DefaultZeroAhead
 	}
 	if o.Warn == nil {
 		o.Warn = slog.Warn
