@@ -5,8 +5,10 @@
 // receipts, metas) is one record appended to the group log, LogDir: segment files
 // "dsd.log/000000000001.seg", ... each a sequence of records framed by length and
 // CRC-32C (logcodec.go). One write(2) and one fdatasync per group is the durability point
-// (D4). The checkpointer then applies every group logged since its last run to the data
-// file in one bbolt transaction, together with the log position it reached
+// (D4); zeros kept synced ahead of the last record (zeroahead.go) make that fdatasync a
+// flush of data only, and zeros after a segment's last record are its end. The
+// checkpointer then applies every group logged since its last run to the data file in
+// one bbolt transaction, together with the log position it reached
 // (system "log_pos"), and deletes the segments wholly below it: bbolt's page writes are
 // paid once per checkpoint, not per group. Until then the groups live in memory as
 // layers (overlay.go) that every read merges with the data file, so reads see every
