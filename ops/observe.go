@@ -90,20 +90,29 @@ func (x *exchange) outcome() outcome {
 func (x *exchange) hijackedConn(conn net.Conn) *observedConn {
 	x.hijacked = true
 	x.status = http.StatusOK // hijacking handlers write their own 200 head
-	f := x.fields()
-	all := f.path + f.query + f.remote // one copy for the three
-	np, nq := len(f.path), len(f.path)+len(f.query)
-	f = requestFields{method: constant(f.method, http.MethodGet), path: all[:np], query: all[np:nq],
-		remote: all[nq:], proto: constant(f.proto, "HTTP/1.1")}
-	return &observedConn{Conn: conn, o: x.o, f: f, oc: x.outcome()}
+	return &observedConn{Conn: conn, o: x.o, f: packFields(x.fields()), oc: x.outcome()}
 }
 
-// constant returns c when s equals it, else a copy of s.
-func constant(s, c string) string {
-	if s == c {
-		return c
+// packedFields are requestFields copied into one string (a hijacked connection's).
+type packedFields struct {
+	s    string
+	ends [4]uint32 // where method, path, query and remote end in s; proto follows
+}
+
+func packFields(f requestFields) packedFields {
+	p := packedFields{s: f.method + f.path + f.query + f.remote + f.proto}
+	n := 0
+	for i, part := range [4]string{f.method, f.path, f.query, f.remote} {
+		n += len(part)
+		p.ends[i] = uint32(n)
 	}
-	return strings.Clone(s)
+	return p
+}
+
+func (p *packedFields) fields() requestFields {
+	e := p.ends
+	return requestFields{method: p.s[:e[0]], path: p.s[e[0]:e[1]], query: p.s[e[1]:e[2]],
+		remote: p.s[e[2]:e[3]], proto: p.s[e[3]:]}
 }
 
 // fields returns the request's log fields.

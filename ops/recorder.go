@@ -54,7 +54,7 @@ func (w *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 type observedConn struct {
 	net.Conn
 	o      *observer
-	f      requestFields
+	f      packedFields
 	oc     outcome
 	bytes  atomic.Int64
 	closed atomic.Bool
@@ -77,7 +77,7 @@ func (c *observedConn) SetNetConn(n net.Conn) { c.Conn = n }
 func (c *observedConn) Close() error {
 	err := c.Conn.Close()
 	if c.closed.CompareAndSwap(false, true) {
-		c.o.record(c.f, c.oc, c.bytes.Load())
+		c.o.record(c.f.fields(), c.oc, c.bytes.Load())
 	}
 	return err
 }
