@@ -127,28 +127,43 @@ func (img dirImage) write(t *testing.T, dst string) {
 
 func copyDir(t *testing.T, src, dst string) { readDir(t, src).write(t, dst) }
 
-// crashedDir leaves in a directory a data file holding only the create and a log of n
-// appends (the state a crash leaves before any checkpoint), and returns the directory
-// and the log's only segment.
-func crashedDir(t *testing.T, n int) (dir, seg string) {
-	live := t.TempDir()
-	st, err := boltstore.Open(live, never)
+// openWithAppends opens a store with opts on a new directory, creates the stream and
+// commits n appends: it returns the store, its directory and the stream's tail.
+func openWithAppends(t *testing.T, opts boltstore.Options, n int) (st *boltstore.Store, dir string, tail uint64) {
+	t.Helper()
+	dir = t.TempDir()
+	st, err := boltstore.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	logStream(t, st)
-	tail := uint64(0)
 	for i := range n {
 		tail = appendUnit(t, st, i, tail)
 	}
+	return st, dir, tail
+}
+
+// crashCopy copies the open store st's directory live (no write transaction runs: the
+// copy is the state a crash leaves), closes st, and returns the copy and its log's only
+// segment.
+func crashCopy(t *testing.T, st *boltstore.Store, live string) (dir, seg string) {
+	t.Helper()
 	dir = t.TempDir()
-	copyDir(t, live, dir) // no write transaction runs: the copy is the file a crash leaves
+	copyDir(t, live, dir)
 	st.Close()
 	segs, _ := filepath.Glob(filepath.Join(dir, boltstore.LogDir, "*.seg"))
 	if len(segs) != 1 {
 		t.Fatalf("segments %v", segs)
 	}
 	return dir, segs[0]
+}
+
+// crashedDir leaves in a directory a data file holding only the create and a log of n
+// appends (the state a crash leaves before any checkpoint), and returns the directory
+// and the log's only segment.
+func crashedDir(t *testing.T, n int) (dir, seg string) {
+	st, live, _ := openWithAppends(t, never, n)
+	return crashCopy(t, st, live)
 }
 
 // A log cut at any byte (a crash during a group's write) reopens to exactly the groups
@@ -352,4 +367,79 @@ func TestKillBeforeCheckpointLosesNothing(t *testing.T) {
 		t.Fatalf("after the kill: tail %d (acknowledged %d), data is a prefix: %v", tail, acked, data == prefix(int(tail/10)))
 	}
 	t.Logf("killed after %d acknowledged appends in the log only; reopened with %d", acked/10, tail/10)
+}
+
+// checkpointedDir leaves in a directory the state a crash leaves after every one of n
+// appends was checkpointed: the data file's log position is the end of the only segment.
+func checkpointedDir(t *testing.T, n int) (dir, seg string) {
+	opts := never
+	opts.CheckpointBytes, opts.CheckpointInline = 1, true
+	st, live, _ := openWithAppends(t, opts, n)
+	return crashCopy(t, st, live)
+}
+
+// A segment shorter than the data file's log position (truncated, or replaced by another
+// file) has lost groups: Open refuses with ErrLogCorrupt and dsd check reports it. A
+// position at the segment's very end is a whole log.
+func TestLogPositionPastTheSegmentRefusesOpen(t *testing.T) {
+	for _, how := range []string{"intact", "truncated", "replaced"} {
+		t.Run(how, func(t *testing.T) {
+			dir, seg := checkpointedDir(t, 6)
+			b, _ := os.ReadFile(seg)
+			switch how {
+			case "truncated":
+				b = b[:recordEnds(b)[3]]
+			case "replaced":
+				b = boltstore.EncodeLogRecord([]storage.Change{{SID: 1, Records: true}})
+			}
+			if err := os.WriteFile(seg, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := boltstore.CheckFile(filepath.Join(dir, boltstore.FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := boltstore.Open(dir, never)
+			if how == "intact" {
+				if err != nil || len(rep.Problems) != 0 || rep.Logged != 0 {
+					t.Fatalf("intact: open %v, check %+v", err, rep)
+				}
+				defer st.Close()
+				if tail, data := contents(t, st); tail != 60 || data != prefix(6) {
+					t.Fatalf("intact: tail %d, data %q", tail, data)
+				}
+				return
+			}
+			if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "only") {
+				t.Fatalf("check: %+v", rep)
+			}
+			if !errors.Is(err, boltstore.ErrLogCorrupt) {
+				t.Fatalf("open: %v, want ErrLogCorrupt", err)
+			}
+		})
+	}
+}
+
+// A log far larger than the recovery's transaction bound is replayed whole, in many
+// transactions, and leaves no log behind.
+func TestRecoveryInBoundedTransactionsReplaysAll(t *testing.T) {
+	const n = 50
+	dir, _ := crashedDir(t, n)
+	opts := never
+	opts.CheckpointBytes = 100 // a few records per transaction
+	st, err := boltstore.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail, data := contents(t, st)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if tail != n*10 || data != prefix(n) {
+		t.Fatalf("tail %d, data %q; want %d appends", tail, data, n)
+	}
+	rep, err := boltstore.CheckFile(filepath.Join(dir, boltstore.FileName))
+	if err != nil || len(rep.Problems) != 0 || rep.Logged != 0 {
+		t.Fatalf("check: %v %+v", err, rep)
+	}
 }

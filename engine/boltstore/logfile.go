@@ -194,9 +194,17 @@ func removeBelow(dir string, seg uint64) error {
 	return nil
 }
 
+// loggedGroup is one record a log scan found: its group, the log position after it and
+// its size in bytes.
+type loggedGroup struct {
+	changes []storage.Change
+	end     logPos
+	size    int64
+}
+
 // scanned is what a log scan found after a position.
 type scanned struct {
-	groups [][]storage.Change
+	groups []loggedGroup
 	bytes  int64
 	last   uint64 // the highest segment number present (0: none)
 	// torn is the segment and offset of a record cut short at the very end of the last
@@ -206,7 +214,9 @@ type scanned struct {
 }
 
 // scanLog reads every record after from in dir. A bad record in the last segment is torn
-// when no whole record follows it; any other bad record is ErrLogCorrupt.
+// when no whole record follows it; any other bad record is ErrLogCorrupt, and so is a
+// segment from.seg shorter than from.off (truncated or replaced: the groups the data
+// file lacks are gone).
 func scanLog(dir string, from logPos) (scanned, error) {
 	var sc scanned
 	segs, err := segments(dir)
@@ -234,12 +244,16 @@ func scanLog(dir string, from logPos) (scanned, error) {
 }
 
 func (sc *scanned) scanSegment(seg uint64, b []byte, off uint64, last bool) error {
+	if off > uint64(len(b)) {
+		return fmt.Errorf("%w: the data file's log position is byte %d of segment %s, which has only %d bytes (truncated or replaced)",
+			ErrLogCorrupt, off, segName(seg), len(b))
+	}
 	for off < uint64(len(b)) {
 		group, n, err := readRecord(b[off:])
 		if err == nil {
-			sc.groups = append(sc.groups, group)
-			sc.bytes += int64(n)
 			off += uint64(n)
+			sc.groups = append(sc.groups, loggedGroup{group, logPos{seg, off}, int64(n)})
+			sc.bytes += int64(n)
 			continue
 		}
 		if last && tornTail(b[off:]) {
