@@ -265,7 +265,7 @@ func (sc *scanned) scanSegment(seg uint64, b []byte, off uint64, last bool) erro
 		if len(rest) == 0 {
 			return nil // the zeros written ahead (zeroer): the end of the segment
 		}
-		if last && tornTail(rest) {
+		if last && tornTail(b[off:], len(rest)) {
 			sc.torn, sc.tornLen = &logPos{seg, off}, int64(len(rest))
 			return nil
 		}
@@ -305,10 +305,12 @@ func readRecord(b []byte) ([]storage.Change, int, error) {
 }
 
 // tornTail reports whether a bad record at the start of b can be the last write cut
-// short: no whole record starts anywhere after it. (A torn write leaves at most one
-// group's bytes, so the search is short; on a damaged log it stops at the next record.)
-func tornTail(b []byte) bool {
-	for i := 1; i+frameHeader < len(b); i++ {
+// short: no whole record starts anywhere after it. Records start in the first data bytes
+// of b (a record past them would be all zeros), and they may end in the zeros after
+// them: a record's own last bytes can be zeros. (A torn write leaves at most one group's
+// bytes, so the search is short; on a damaged log it stops at the next record.)
+func tornTail(b []byte, data int) bool {
+	for i := 1; i < data && i+frameHeader < len(b); i++ {
 		if _, _, err := readRecord(b[i:]); err == nil {
 			return false
 		}

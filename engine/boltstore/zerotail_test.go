@@ -2,11 +2,14 @@ package boltstore_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dsd-project/dsd/engine/boltstore"
+	"github.com/dsd-project/dsd/engine/storage"
 )
 
 // The zeroer's zeros ahead of the log's last record are overwritten in place by the next
@@ -57,6 +60,43 @@ func TestRecordAfterZerosRefusesOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := boltstore.Open(dir, never); !errors.Is(err, boltstore.ErrLogCorrupt) {
+		t.Fatalf("open: %v, want ErrLogCorrupt", err)
+	}
+}
+
+// A damaged record followed by a whole record whose bytes end in zeros (a client's
+// message ending in 100 zero bytes) is damage, not a write cut short, with or without the
+// zeroer's zeros after it: the zeros of the last record are not the log's end.
+func TestDamagedRecordBeforeZeroEndedRecordRefusesOpen(t *testing.T) {
+	for _, ahead := range []int{0, 3000} {
+		t.Run(fmt.Sprintf("zeros=%d", ahead), func(t *testing.T) {
+			st, live, tail := openWithAppends(t, never, 6)
+			val := append([]byte{storage.FlagUnitEnd, 'z'}, make([]byte, 100)...)
+			mustCommit(t, st, storage.Change{SID: 1, Messages: []storage.Message{{Off: tail, Val: val}}})
+			dir, seg := crashCopy(t, st, live)
+			b, _ := os.ReadFile(seg)
+			b[recordEnds(b)[4]+12] ^= 0x5a // record 6 of 7, before the one ending in zeros
+			b = append(b, make([]byte, ahead)...)
+			if err := os.WriteFile(seg, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			refusesDamagedLog(t, dir)
+		})
+	}
+}
+
+// refusesDamagedLog asserts that dsd check reports dir's group log damaged and Open
+// refuses dir with ErrLogCorrupt.
+func refusesDamagedLog(t *testing.T, dir string) {
+	t.Helper()
+	rep, err := boltstore.CheckFile(filepath.Join(dir, boltstore.FileName))
+	if err != nil || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "group log") {
+		t.Fatalf("check: %v %+v, want the group log damaged", err, rep)
+	}
+	if st, err := boltstore.Open(dir, never); !errors.Is(err, boltstore.ErrLogCorrupt) {
+		if err == nil {
+			st.Close()
+		}
 		t.Fatalf("open: %v, want ErrLogCorrupt", err)
 	}
 }
