@@ -217,11 +217,12 @@ type scanned struct {
 	tornLen int64
 }
 
-// scanLog reads every record after from in dir. Zeros after a segment's last record are
-// its end (zeroer). A bad record in the last segment is torn when no whole record follows
-// it (zeros may); any other bad record is ErrLogCorrupt, and so is a
-// segment from.seg shorter than from.off (truncated or replaced: the groups the data
-// file lacks are gone).
+// scanLog reads every record after from in dir. Zeros after the last segment's last
+// record are the log's end (zeroer); a segment the log rolled over from ends at its last
+// record (it reaches SegmentBytes, where the zeros stop), so zeros there are damage. A bad
+// record in the last segment is torn when no whole record follows it (zeros may); any
+// other bad record is ErrLogCorrupt, and so is a segment from.seg shorter than from.off
+// (truncated or replaced: the groups the data file lacks are gone).
 func scanLog(dir string, from logPos) (scanned, error) {
 	var sc scanned
 	segs, err := segments(dir)
@@ -262,8 +263,8 @@ func (sc *scanned) scanSegment(seg uint64, b []byte, off uint64, last bool) erro
 			continue
 		}
 		rest := trimZeros(b[off:])
-		if len(rest) == 0 {
-			return nil // the zeros written ahead (zeroer): the end of the segment
+		if len(rest) == 0 && last {
+			return nil // the zeros written ahead (zeroer): the end of the log
 		}
 		if last && tornTail(b[off:], len(rest)) {
 			sc.torn, sc.tornLen = &logPos{seg, off}, int64(len(rest))

@@ -6,7 +6,8 @@
 // "dsd.log/000000000001.seg", ... each a sequence of records framed by length and
 // CRC-32C (logcodec.go). One write(2) and one fdatasync per group is the durability point
 // (D4); zeros kept synced ahead of the last record (zeroahead.go) make that fdatasync a
-// flush of data only, and zeros after a segment's last record are its end. The
+// flush of data only, and zeros after the last segment's last record are the log's end
+// (a segment the log rolled over from is full: zeros there are damage). The
 // checkpointer then applies every group logged since its last run to the data file in
 // one bbolt transaction, together with the log position it reached
 // (system "log_pos"), and deletes the segments wholly below it: bbolt's page writes are

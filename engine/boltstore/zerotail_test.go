@@ -100,3 +100,70 @@ func refusesDamagedLog(t *testing.T, dir string) {
 		t.Fatalf("open: %v, want ErrLogCorrupt", err)
 	}
 }
+
+// rotatedDir leaves in a directory the state a crash leaves after n appends logged over
+// several segments of about segBytes with zeros ahead, and returns it and its segments.
+func rotatedDir(t *testing.T, n int, segBytes int64) (dir string, segs []string) {
+	opts := never
+	opts.SegmentBytes, opts.ZeroAhead = segBytes, 64<<10
+	st, live, _ := openWithAppends(t, opts, n)
+	boltstore.FillZeros(st)
+	dir = t.TempDir()
+	copyDir(t, live, dir)
+	st.Close()
+	segs, _ = filepath.Glob(filepath.Join(dir, boltstore.LogDir, "*.seg"))
+	if len(segs) < 3 {
+		t.Fatalf("segments %v, want at least 3", segs)
+	}
+	return dir, segs
+}
+
+// A segment the log rolled over from ends at its last record (SegmentBytes bounds the
+// zeros, the last record reaches past it); only the last segment ends in zeros. Recovery
+// and dsd check read every group of every segment.
+func TestRolledOverSegmentsReopenWhole(t *testing.T) {
+	const n = 41
+	dir, segs := rotatedDir(t, n, 100)
+	for _, seg := range segs[:len(segs)-1] {
+		b, _ := os.ReadFile(seg)
+		if len(b) < 100 || b[len(b)-1] == 0 {
+			t.Fatalf("%s: %d bytes ending in %d, want a whole record at its end past 100", seg, len(b), b[len(b)-1])
+		}
+	}
+	b, _ := os.ReadFile(segs[len(segs)-1])
+	if ends := recordEnds(trimZerosOf(b)); len(b) != max(100, ends[len(ends)-1]) {
+		t.Fatalf("last segment of %d bytes, want its records and zeros up to SegmentBytes", len(b))
+	}
+	rep, err := boltstore.CheckFile(filepath.Join(dir, boltstore.FileName))
+	if err != nil || len(rep.Problems) != 0 || rep.Logged != n || rep.LoggedTorn {
+		t.Fatalf("check: %v %+v, want %d groups", err, rep, n)
+	}
+	st, err := boltstore.Open(dir, never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if tail, data := contents(t, st); tail != n*10 || data != prefix(n) {
+		t.Fatalf("tail %d, data %q; want %d appends", tail, data, n)
+	}
+}
+
+// Zeros in place of a rolled-over segment's last records (lost writes) are damage: the
+// segment was full when the log moved on, and the next segment's groups follow them.
+func TestZeroedTailOfRolledOverSegmentRefusesOpen(t *testing.T) {
+	dir, segs := rotatedDir(t, 40, 100)
+	b, _ := os.ReadFile(segs[0])
+	ends := recordEnds(b)
+	clear(b[ends[len(ends)-2]:])
+	if err := os.WriteFile(segs[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	refusesDamagedLog(t, dir)
+}
+
+func trimZerosOf(b []byte) []byte {
+	for len(b) > 0 && b[len(b)-1] == 0 {
+		b = b[:len(b)-1]
+	}
+	return b
+}
