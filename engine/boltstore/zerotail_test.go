@@ -167,3 +167,41 @@ func trimZerosOf(b []byte) []byte {
 	}
 	return b
 }
+
+// Close while the zeroer writes (right after the appends that woke it) waits for it,
+// leaves no log, and the directory reopens with every append; appends after the reopen
+// are logged over new zeros and survive a crash.
+func TestCloseWhileZeroingThenReopen(t *testing.T) {
+	opts := never
+	opts.ZeroAhead = boltstore.DefaultZeroAhead
+	st, dir, tail := openWithAppends(t, opts, 20)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, boltstore.LogDir)); !os.IsNotExist(err) {
+		t.Fatalf("log directory after Close: %v", err)
+	}
+	st, err := boltstore.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, data := contents(t, st); got != tail || data != prefix(20) {
+		t.Fatalf("after Close: tail %d, data %q", got, data)
+	}
+	for i := 20; i < 30; i++ {
+		tail = appendUnit(t, st, i, tail)
+	}
+	boltstore.FillZeros(st)
+	crashed, seg := crashCopy(t, st, dir)
+	if fi, err := os.Stat(seg); err != nil || fi.Size() < boltstore.DefaultZeroAhead {
+		t.Fatalf("segment after the reopen: %v %v, want zeros ahead", fi, err)
+	}
+	st, err = boltstore.Open(crashed, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got, data := contents(t, st); got != tail || data != prefix(30) {
+		t.Fatalf("after the crash: tail %d, data %q", got, data)
+	}
+}
