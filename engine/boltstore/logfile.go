@@ -221,19 +221,25 @@ type scanned struct {
 // record are the log's end (zeroer); a segment the log rolled over from ends at its last
 // record (it reaches SegmentBytes, where the zeros stop), so zeros there are damage. A bad
 // record in the last segment is torn when no whole record follows it (zeros may); any
-// other bad record is ErrLogCorrupt, and so is a segment from.seg shorter than from.off
-// (truncated or replaced: the groups the data file lacks are gone).
+// other bad record is ErrLogCorrupt, and so are a segment from.seg shorter than from.off
+// (truncated or replaced: the groups the data file lacks are gone) and a gap in the
+// numbers of the segments read (a segment lost).
 func scanLog(dir string, from logPos) (scanned, error) {
 	var sc scanned
 	segs, err := segments(dir)
 	if err != nil {
 		return sc, err
 	}
+	prev := uint64(0) // the last segment read (0: none yet)
 	for i, n := range segs {
 		sc.last = n
 		if n < from.seg {
 			continue
 		}
+		if prev != 0 && n != prev+1 {
+			return sc, fmt.Errorf("%w: segment %s is missing (%s follows %s)", ErrLogCorrupt, segName(prev+1), segName(n), segName(prev))
+		}
+		prev = n
 		b, err := os.ReadFile(filepath.Join(dir, segName(n)))
 		if err != nil {
 			return sc, err

@@ -20,8 +20,8 @@
 // Open replays the log after the stored position into the data file, in transactions of
 // about CheckpointBytes of log each. A record cut short at the very end of the last
 // segment is a group whose sync never returned (never acknowledged): it is cut off with a
-// warning. A damaged record followed by more data, or a segment shorter than the stored
-// position, is ErrLogCorrupt and Open refuses the directory (CheckFile reports it too).
+// warning. A damaged record followed by more data, a segment missing between others, or
+// a segment shorter than the stored position, is ErrLogCorrupt and Open refuses the directory (CheckFile reports it too).
 // Close and Backup checkpoint first; a cleanly closed store leaves no log, so its data
 // file is complete on its own.
 package boltstore

@@ -205,3 +205,14 @@ func TestCloseWhileZeroingThenReopen(t *testing.T) {
 		t.Fatalf("after the crash: tail %d, data %q", got, data)
 	}
 }
+
+// A segment missing between others (deleted, lost) held acknowledged groups: Open
+// refuses with ErrLogCorrupt and dsd check reports it, rather than replaying the segments
+// around the gap.
+func TestMissingSegmentRefusesOpen(t *testing.T) {
+	dir, segs := rotatedDir(t, 40, 100)
+	if err := os.Remove(segs[1]); err != nil {
+		t.Fatal(err)
+	}
+	refusesDamagedLog(t, dir)
+}
