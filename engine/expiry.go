@@ -9,15 +9,16 @@ import (
 
 // expiryIndex holds the streams with a TTL or an expiry time, per bucket, each in a
 // min-heap by a lower bound of the time it expires: a sliding TTL only moves later, so an
-// entry that comes due without having expired goes back with its current bound. Deleted
-// streams' entries are dropped when they come due. The index is complete (built) once
-// one scan of every stored stream has run; until then expiry scans storage (sweep.go).
-// Its lock is a leaf: nothing else is taken under it.
+// entry that comes due without having expired goes back with its current bound. A
+// committed deletion removes its stream's entry (remove), so the index holds about one
+// entry per stored stream with a lifetime, whatever the churn. The index is complete
+// (built) once one scan of every stored stream has run; until then expiry scans storage
+// (sweep.go). Its lock is a leaf: nothing else is taken under it.
 type expiryIndex struct {
 	mu      sync.Mutex
 	built   bool
 	buckets map[string]*expiryHeap
-	indexed map[uint64]struct{} // sids with an entry
+	at      map[uint64]int // each indexed sid's position in its bucket's heap
 }
 
 // expiryEntry is one indexed stream: due is the Unix ms from which it may have expired.
@@ -27,16 +28,28 @@ type expiryEntry struct {
 	key string
 }
 
-type expiryHeap []expiryEntry
+// expiryHeap is one bucket's entries; at is the index's position map, kept by Swap,
+// Push and Pop.
+type expiryHeap struct {
+	es []expiryEntry
+	at map[uint64]int
+}
 
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].due < h[j].due }
-func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiryEntry)) }
+func (h *expiryHeap) Len() int           { return len(h.es) }
+func (h *expiryHeap) Less(i, j int) bool { return h.es[i].due < h.es[j].due }
+func (h *expiryHeap) Swap(i, j int) {
+	h.es[i], h.es[j] = h.es[j], h.es[i]
+	h.at[h.es[i].sid], h.at[h.es[j].sid] = i, j
+}
+func (h *expiryHeap) Push(x any) {
+	en := x.(expiryEntry)
+	h.at[en.sid] = len(h.es)
+	h.es = append(h.es, en)
+}
 func (h *expiryHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
+	x := h.es[len(h.es)-1]
+	h.es = h.es[:len(h.es)-1]
+	delete(h.at, x.sid)
 	return x
 }
 
@@ -45,18 +58,32 @@ func (x *expiryIndex) add(bucket string, en expiryEntry) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.buckets == nil {
-		x.buckets, x.indexed = make(map[string]*expiryHeap), make(map[uint64]struct{})
+		x.buckets, x.at = make(map[string]*expiryHeap), make(map[uint64]int)
 	}
-	if _, ok := x.indexed[en.sid]; ok {
+	if _, ok := x.at[en.sid]; ok {
 		return
 	}
 	h := x.buckets[bucket]
 	if h == nil {
-		h = &expiryHeap{}
+		h = &expiryHeap{at: x.at}
 		x.buckets[bucket] = h
 	}
 	heap.Push(h, en)
-	x.indexed[en.sid] = struct{}{}
+}
+
+// remove drops the entry of stream sid of bucket, if any.
+func (x *expiryIndex) remove(bucket string, sid uint64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	i, ok := x.at[sid]
+	if !ok {
+		return
+	}
+	h := x.buckets[bucket]
+	heap.Remove(h, i)
+	if h.Len() == 0 {
+		delete(x.buckets, bucket)
+	}
 }
 
 // popDue removes and returns the bucket's entries due at or before now (Unix ms).
@@ -65,10 +92,8 @@ func (x *expiryIndex) popDue(bucket string, now int64) []expiryEntry {
 	defer x.mu.Unlock()
 	h := x.buckets[bucket]
 	var out []expiryEntry
-	for h != nil && h.Len() > 0 && (*h)[0].due <= now {
-		en := heap.Pop(h).(expiryEntry)
-		delete(x.indexed, en.sid)
-		out = append(out, en)
+	for h != nil && h.Len() > 0 && h.es[0].due <= now {
+		out = append(out, heap.Pop(h).(expiryEntry))
 	}
 	if h != nil && h.Len() == 0 {
 		delete(x.buckets, bucket)
@@ -95,7 +120,7 @@ func (x *expiryIndex) bucketsDue(now int64) []string {
 	defer x.mu.Unlock()
 	var out []string
 	for b, h := range x.buckets {
-		if (*h)[0].due <= now {
+		if h.es[0].due <= now {
 			out = append(out, b)
 		}
 	}
