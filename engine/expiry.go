@@ -11,46 +11,17 @@ import (
 // min-heap by a lower bound of the time it expires: a sliding TTL only moves later, so an
 // entry that comes due without having expired goes back with its current bound. A
 // committed deletion removes its stream's entry (remove), so the index holds about one
-// entry per stored stream with a lifetime, whatever the churn. The index is complete
-// (built) once one scan of every stored stream has run; until then expiry scans storage
-// (sweep.go). Its lock is a leaf: nothing else is taken under it.
+// entry per stored stream with a lifetime, whatever the churn; the buckets are in a heap
+// by their first due entry, so a sweep finds the buckets due in time of their number,
+// not of all buckets. The index is complete (built) once one scan of every stored stream
+// has run; until then expiry scans storage (sweep.go). Its lock is a leaf: nothing else
+// is taken under it.
 type expiryIndex struct {
 	mu      sync.Mutex
 	built   bool
 	buckets map[string]*expiryHeap
+	due     bucketsByDue   // the non-empty bucket heaps by their first entry's due
 	at      map[uint64]int // each indexed sid's position in its bucket's heap
-}
-
-// expiryEntry is one indexed stream: due is the Unix ms from which it may have expired.
-type expiryEntry struct {
-	due int64
-	sid uint64
-	key string
-}
-
-// expiryHeap is one bucket's entries; at is the index's position map, kept by Swap,
-// Push and Pop.
-type expiryHeap struct {
-	es []expiryEntry
-	at map[uint64]int
-}
-
-func (h *expiryHeap) Len() int           { return len(h.es) }
-func (h *expiryHeap) Less(i, j int) bool { return h.es[i].due < h.es[j].due }
-func (h *expiryHeap) Swap(i, j int) {
-	h.es[i], h.es[j] = h.es[j], h.es[i]
-	h.at[h.es[i].sid], h.at[h.es[j].sid] = i, j
-}
-func (h *expiryHeap) Push(x any) {
-	en := x.(expiryEntry)
-	h.at[en.sid] = len(h.es)
-	h.es = append(h.es, en)
-}
-func (h *expiryHeap) Pop() any {
-	x := h.es[len(h.es)-1]
-	h.es = h.es[:len(h.es)-1]
-	delete(h.at, x.sid)
-	return x
 }
 
 // add indexes a stream of bucket (once per sid).
@@ -65,10 +36,14 @@ func (x *expiryIndex) add(bucket string, en expiryEntry) {
 	}
 	h := x.buckets[bucket]
 	if h == nil {
-		h = &expiryHeap{at: x.at}
+		h = &expiryHeap{at: x.at, bucket: bucket}
 		x.buckets[bucket] = h
+		heap.Push(h, en)
+		heap.Push(&x.due, h)
+		return
 	}
 	heap.Push(h, en)
+	x.settle(h)
 }
 
 // remove drops the entry of stream sid of bucket, if any.
@@ -81,9 +56,7 @@ func (x *expiryIndex) remove(bucket string, sid uint64) {
 	}
 	h := x.buckets[bucket]
 	heap.Remove(h, i)
-	if h.Len() == 0 {
-		delete(x.buckets, bucket)
-	}
+	x.settle(h)
 }
 
 // popDue removes and returns the bucket's entries due at or before now (Unix ms).
@@ -91,14 +64,26 @@ func (x *expiryIndex) popDue(bucket string, now int64) []expiryEntry {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	h := x.buckets[bucket]
+	if h == nil {
+		return nil
+	}
 	var out []expiryEntry
-	for h != nil && h.Len() > 0 && h.es[0].due <= now {
+	for h.Len() > 0 && h.es[0].due <= now {
 		out = append(out, heap.Pop(h).(expiryEntry))
 	}
-	if h != nil && h.Len() == 0 {
-		delete(x.buckets, bucket)
-	}
+	x.settle(h)
 	return out
+}
+
+// settle restores the bucket order after a change to h, dropping h when empty. x.mu is
+// held.
+func (x *expiryIndex) settle(h *expiryHeap) {
+	if h.Len() > 0 {
+		heap.Fix(&x.due, h.pos)
+		return
+	}
+	heap.Remove(&x.due, h.pos)
+	delete(x.buckets, h.bucket)
 }
 
 // complete reports whether the index holds every stream with a lifetime.
@@ -114,14 +99,18 @@ func (x *expiryIndex) markBuilt() {
 	x.mu.Unlock()
 }
 
-// bucketsDue lists the buckets with an entry due at or before now (Unix ms).
+// bucketsDue lists the buckets with an entry due at or before now (Unix ms), visiting
+// only those and their children in the bucket heap.
 func (x *expiryIndex) bucketsDue(now int64) []string {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var out []string
-	for b, h := range x.buckets {
-		if h.es[0].due <= now {
-			out = append(out, b)
+	for next := []int{0}; len(next) > 0; {
+		i := next[len(next)-1]
+		next = next[:len(next)-1]
+		if i < len(x.due) && x.due[i].es[0].due <= now {
+			out = append(out, x.due[i].bucket)
+			next = append(next, 2*i+1, 2*i+2)
 		}
 	}
 	return out
