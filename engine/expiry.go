@@ -165,7 +165,7 @@ func (e *Engine) expireDueLocked(bucket string, now time.Time) uint64 {
 		switch {
 		case s.deleted || s.m.SoftDeleted || s.evicted:
 		case s.live.Load() != 0 || !s.m.expired(now, s.access.Load()):
-			en.due = max(s.m.dueMs(s.access.Load()), ms+1)
+			en.due = max(s.m.dueMs(s.access.Load()), ms) // live: looked at again from the next pass on
 			e.expiry.add(bucket, en)
 		default:
 			if err := e.expireLocked(s); err != nil {

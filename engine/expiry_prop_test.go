@@ -18,16 +18,29 @@ type lifeModel struct {
 	ttl     *uint64
 	expires *int64
 	access  int64
+	readers []*Reader // open live readers: the stream never expires meanwhile
 }
 
 func (l *lifeModel) alive(now int64) bool {
-	return (l.expires == nil || now < *l.expires) && (l.ttl == nil || now <= l.access+int64(*l.ttl)*1000)
+	return len(l.readers) > 0 ||
+		(l.expires == nil || now < *l.expires) && (l.ttl == nil || now <= l.access+int64(*l.ttl)*1000)
+}
+
+// closeReaders closes l's live readers at now; the sliding TTL restarts.
+func (l *lifeModel) closeReaders(now int64) {
+	for _, r := range l.readers {
+		r.Close()
+	}
+	if len(l.readers) > 0 {
+		l.access = now
+	}
+	l.readers = nil
 }
 
 // A bucket's stream count (from the expiry index once built) and its listing (a scan of
 // the stored streams) agree with a reference model of A-14 on random sequences of
-// creates (none, sliding TTL, Expires-At), reads, deletes, recreations under the same
-// name, unloads, sweeps and restarts on a fake clock. Spec: A-14, extension §1.3, §1.4.
+// creates (none, sliding TTL, Expires-At), reads, live readers, deletes, recreations
+// under the same name, unloads, sweeps and restarts on a fake clock. Spec: A-14, extension §1.3, §1.4.
 func TestExpiryIndexAgreesWithTheModel(t *testing.T) {
 	for seed := int64(1); seed <= 16; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { checkExpirySequence(t, seed) })
@@ -48,7 +61,7 @@ func checkExpirySequence(t *testing.T, seed int64) {
 			ok = false
 		}
 		var what string
-		switch k := r.Intn(20); {
+		switch k := r.Intn(22); {
 		case k < 5:
 			what = "create " + name
 			if ok {
@@ -86,6 +99,7 @@ func checkExpirySequence(t *testing.T, seed int64) {
 				if err := te.Delete(key(name)); err != nil {
 					t.Fatalf("seed %d step %d: delete %s: %v", seed, step, name, err)
 				}
+				l.closeReaders(nowMs())
 				delete(live, name)
 			}
 		case k < 15:
@@ -103,8 +117,28 @@ func checkExpirySequence(t *testing.T, seed int64) {
 			} else {
 				te.expireStored()
 			}
+		case k == 20:
+			what = "open reader " + name
+			rd, _, err := te.OpenReader(key(name))
+			switch {
+			case ok && err != nil:
+				t.Fatalf("seed %d step %d: live reader of %s: %v", seed, step, name, err)
+			case !ok && !errors.Is(err, model.ErrStreamNotFound):
+				t.Fatalf("seed %d step %d: live reader of gone %s: %v", seed, step, name, err)
+			case ok:
+				l.access = nowMs()
+				l.readers = append(l.readers, rd)
+			}
+		case k == 21:
+			what = "close readers " + name
+			if ok {
+				l.closeReaders(nowMs())
+			}
 		default:
 			what = "reopen"
+			for _, l := range live {
+				l.closeReaders(nowMs())
+			}
 			te.reopen()
 			for n, l := range live {
 				if !l.alive(nowMs()) {
