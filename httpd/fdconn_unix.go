@@ -156,15 +156,21 @@ type netConnSetter interface {
 	SetNetConn(net.Conn)
 }
 
-// bare returns the connection under c's replaceable wrappers and how to replace it.
+// bare returns the connection under c's replaceable wrappers and how to replace it. The
+// protocol listener's errConn is seen through and dropped by the replacement: net/http
+// writes no error response of its own to a hijacked connection, and a parked subscriber
+// then pays neither its check on every write nor its captured request line.
 func (c *sseConn) bare() (net.Conn, func(net.Conn)) {
 	cur, set := c.conn, func(n net.Conn) { c.conn = n }
 	for {
-		w, ok := cur.(netConnSetter)
-		if !ok {
+		switch w := cur.(type) {
+		case *errConn:
+			cur = w.Conn
+		case netConnSetter:
+			cur, set = w.NetConn(), w.SetNetConn
+		default:
 			return cur, set
 		}
-		cur, set = w.NetConn(), w.SetNetConn
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 	"github.com/dsd-project/dsd/engine"
 )
 
-// liveServer runs the handler behind a real HTTP/1.1 server, so SSE responses take the
-// hijacked, hub-parked path.
+// liveServer runs the handler behind a real HTTP/1.1 server with dsd's listener, so SSE
+// responses take the hijacked, hub-parked path.
 func liveServer(t testing.TB, cfg Config) (*httptest.Server, *Handler) {
 	t.Helper()
 	return liveServerWith(t, cfg, engine.Options{NoSync: true, SweepInterval: time.Hour})
@@ -34,6 +34,7 @@ func liveServerWith(t testing.TB, cfg Config, opts engine.Options) (*httptest.Se
 	h := New(EngineStore{Engine: eng}, cfg)
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ConnContext = ConnContext
+	srv.Listener = JSONErrorListener(srv.Listener) // as dsd serves: parking sees through it
 	srv.Start()
 	t.Cleanup(func() { h.Shutdown(); srv.Close(); eng.Close() })
 	return srv, h
