@@ -3,8 +3,10 @@
 package httpd
 
 import (
+	"errors"
 	"io"
 	"net"
+	"os"
 	"testing"
 )
 
@@ -67,5 +69,42 @@ func expectWrite(t *testing.T, c *sseConn, client net.Conn, s string) {
 	got := make([]byte, len(s))
 	if _, err := io.ReadFull(client, got); err != nil || string(got) != s {
 		t.Fatalf("client read %q, %v; want %q", got, err, s)
+	}
+}
+
+// A parked write to a client that does not read returns at once with what the socket
+// took and os.ErrDeadlineExceeded; after a reset from another goroutine, writes fail
+// with net.ErrClosed instead of reaching a reused descriptor.
+func TestParkedWriteNeverWaits(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	accepted, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = accepted.(*net.TCPConn).SetWriteBuffer(4 << 10)
+	c := &sseConn{conn: accepted}
+	c.park()
+	if !c.parked {
+		t.Fatal("the connection was not parked")
+	}
+	big := make([]byte, 8<<20)
+	n, err := c.write(big, sseWriteTimeout)
+	if !errors.Is(err, os.ErrDeadlineExceeded) || n <= 0 || n >= len(big) {
+		t.Fatalf("write to a client that does not read: %d of %d bytes, %v; want part and os.ErrDeadlineExceeded", n, len(big), err)
+	}
+	done := make(chan struct{})
+	go func() { c.reset(); close(done) }()
+	<-done
+	if _, err := c.write([]byte("x"), sseWriteTimeout); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("write after reset: %v, want net.ErrClosed", err)
 	}
 }

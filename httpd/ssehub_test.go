@@ -95,7 +95,8 @@ func post(t *testing.T, url, ct, body string, hdr ...string) {
 }
 
 // Many parked subscribers all receive each append once, in order, then the closing
-// control event, and their responses end. Spec: B-5.8-05, B-5.8-06, D6.
+// control event, and their responses end; half of them steer the cursor, so the hub
+// serves two groups. Spec: B-5.8-05, B-5.8-06, D6, A-05.
 func TestParkedSubscribersReceiveEverything(t *testing.T) {
 	srv, _ := liveServer(t, Config{})
 	u := srv.URL + "/v1/stream/fan"
@@ -106,7 +107,11 @@ func TestParkedSubscribersReceiveEverything(t *testing.T) {
 	outs := make([]string, subs)
 	var wg sync.WaitGroup
 	for i := 0; i < subs; i++ {
-		ch, resp := sseLines(t, u+"?offset=now&live=sse")
+		q := "?offset=now&live=sse"
+		if i%2 == 1 {
+			q += "&cursor=" + strings.Repeat("9", 30) // above any interval: steers
+		}
+		ch, resp := sseLines(t, u+q)
 		if resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Fatalf("head: %v", resp.Header)
 		}
@@ -131,7 +136,11 @@ func TestParkedSubscribersReceiveEverything(t *testing.T) {
 				data = append(data, strings.TrimPrefix(l, "data:"))
 			}
 		}
-		if strings.Join(data, "") != "m0m1m2m3m4last" || !strings.Contains(out, `"streamClosed":true`) {
+		// Control events before the closing one carry the cursor of the subscriber's group
+		// (none when the hub read everything at once, after the close).
+		steered := strings.Contains(out, `"streamCursor":"1`+strings.Repeat("0", 25)) // 10^30 and up
+		cursors := strings.Contains(out, `"streamCursor"`)
+		if strings.Join(data, "") != "m0m1m2m3m4last" || !strings.Contains(out, `"streamClosed":true`) || (cursors && steered != (i%2 == 1)) {
 			t.Fatalf("subscriber %d got:\n%s", i, out)
 		}
 	}
