@@ -84,9 +84,34 @@ func (e *Engine) viewOf(s *stream, touch bool) (*streamMeta, error) {
 		return nil, expiredErr(v)
 	}
 	if touch {
-		s.access.Store(now.UnixMilli())
+		e.touch(s, v, now.UnixMilli())
 	}
 	return v, nil
+}
+
+// touch restarts s's sliding TTL at ms (Unix ms). When s was evicted meanwhile, the time
+// goes to the incarnation loaded since, or to e.accessed for the next load (evictLocked
+// copies the access time under s.mu: a store before that is seen there).
+func (e *Engine) touch(s *stream, v *streamMeta, ms int64) {
+	s.access.Store(ms)
+	if v.TTL == nil {
+		return
+	}
+	s.mu.Lock()
+	evicted := s.evicted
+	s.mu.Unlock()
+	if !evicted {
+		return
+	}
+	e.mu.Lock()
+	if cur, ok := e.byID[s.sid]; ok {
+		if cur.access.Load() < ms {
+			cur.access.Store(ms)
+		}
+	} else {
+		e.accessed[s.sid] = max(e.accessed[s.sid], ms)
+	}
+	e.mu.Unlock()
 }
 
 // resolveStart turns a requested position into an offset of the view (B-8-03, B-8-04,

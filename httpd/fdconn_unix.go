@@ -163,28 +163,15 @@ func (c *sseConn) unpark() error {
 	return nil
 }
 
-// netConnSetter is a wrapper of a hijacked connection that lets the connection under it
-// be replaced (ops' observed connection, which counts what is written and logs the close).
-type netConnSetter interface {
-	NetConn() net.Conn
-	SetNetConn(net.Conn)
-}
-
-// bare returns the connection under c's replaceable wrappers and how to replace it. The
-// protocol listener's errConn is seen through and dropped by the replacement: net/http
-// writes no error response of its own to a hijacked connection, and a parked subscriber
-// then pays neither its check on every write nor its captured request line.
+// bare returns the connection under c's replaceable wrappers and how to replace it.
 func (c *sseConn) bare() (net.Conn, func(net.Conn)) {
 	cur, set := c.conn, func(n net.Conn) { c.conn = n }
 	for {
-		switch w := cur.(type) {
-		case *errConn:
-			cur = w.Conn
-		case netConnSetter:
-			cur, set = w.NetConn(), w.SetNetConn
-		default:
+		w, ok := cur.(netConnSetter)
+		if !ok {
 			return cur, set
 		}
+		cur, set = w.NetConn(), w.SetNetConn
 	}
 }
 

@@ -4,71 +4,61 @@ package httpd
 
 import (
 	"errors"
-	"io"
 	"net"
 	"os"
 	"testing"
 )
 
-// replaceableConn stands for ops' observed connection: a wrapper whose connection
-// underneath can be replaced.
-type replaceableConn struct{ net.Conn }
+// setterConn is a replaceable wrapper like ops' observed connection.
+type setterConn struct{ net.Conn }
 
-func (c *replaceableConn) NetConn() net.Conn     { return c.Conn }
-func (c *replaceableConn) SetNetConn(n net.Conn) { c.Conn = n }
+func (c *setterConn) NetConn() net.Conn     { return c.Conn }
+func (c *setterConn) SetNetConn(n net.Conn) { c.Conn = n }
 
-// A hijacked connection accepted through JSONErrorListener and wrapped by the request
-// log is parked out of the netpoller (the errConn between them is dropped), its writes
-// reach the client, and it can be unparked and written again.
-func TestParkThroughListenerWrappers(t *testing.T) {
+// tcpPair returns both ends of a loopback TCP connection.
+func tcpPair(t *testing.T) (server, client net.Conn) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	eln := JSONErrorListener(ln)
-	client, err := net.Dial("tcp", ln.Addr().String())
+	client, err = net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
-	accepted, err := eln.Accept()
-	if err != nil {
+	if server, err = ln.Accept(); err != nil {
 		t.Fatal(err)
 	}
-	wrap := &replaceableConn{accepted}
-	c := &sseConn{conn: wrap}
-	c.park()
-	if !c.parked {
-		t.Fatal("the connection was not parked")
-	}
-	if _, ok := wrap.Conn.(*fdConn); !ok {
-		t.Fatalf("under the wrapper: %T, want *fdConn", wrap.Conn)
-	}
-	expectWrite(t, c, client, "parked")
-	if err := c.unpark(); err != nil {
-		t.Fatal(err)
-	}
-	if c.parked {
-		t.Fatal("still parked after unpark")
-	}
-	expectWrite(t, c, client, "unparked")
-	c.finish()
-	rest, err := io.ReadAll(client)
-	if err != nil || string(rest) != string(lastChunk) {
-		t.Fatalf("after finish the client read %q, %v; want the last chunk and EOF", rest, err)
-	}
+	t.Cleanup(func() { client.Close() })
+	return server, client
 }
 
-// expectWrite writes s to c and checks that client reads exactly s.
-func expectWrite(t *testing.T, c *sseConn, client net.Conn, s string) {
-	t.Helper()
-	if _, err := c.write([]byte(s), sseWriteTimeout); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, len(s))
-	if _, err := io.ReadFull(client, got); err != nil || string(got) != s {
-		t.Fatalf("client read %q, %v; want %q", got, err, s)
+// A hijacked connection accepted through JSONErrorListener parks: its socket leaves the
+// netpoller (issue 19), with or without a replaceable wrapper above the listener's, and
+// writes still reach the client.
+func TestHijackedErrConnParks(t *testing.T) {
+	for _, wrapped := range []bool{false, true} {
+		server, client := tcpPair(t)
+		var conn net.Conn = &errConn{Conn: server, capture: true}
+		if wrapped {
+			conn = &setterConn{conn}
+		}
+		c := &sseConn{conn: dropErrConn(conn)}
+		c.park()
+		if cur, _ := c.bare(); !c.parked || cur == nil {
+			t.Fatalf("wrapped=%v: not parked (bare %T)", wrapped, cur)
+		} else if _, ok := cur.(*fdConn); !ok {
+			t.Fatalf("wrapped=%v: bare connection is %T, want *fdConn", wrapped, cur)
+		}
+		if _, err := c.write([]byte("hi"), sseWriteTimeout); err != nil {
+			t.Fatalf("wrapped=%v: parked write: %v", wrapped, err)
+		}
+		buf := make([]byte, 2)
+		if _, err := client.Read(buf); err != nil || string(buf) != "hi" {
+			t.Fatalf("wrapped=%v: client read %q, %v", wrapped, buf, err)
+		}
+		c.finish()
 	}
 }
 
@@ -76,22 +66,9 @@ func expectWrite(t *testing.T, c *sseConn, client net.Conn, s string) {
 // took and os.ErrDeadlineExceeded; after a reset from another goroutine, writes fail
 // with net.ErrClosed instead of reaching a reused descriptor.
 func TestParkedWriteNeverWaits(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	accepted, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = accepted.(*net.TCPConn).SetWriteBuffer(4 << 10)
-	c := &sseConn{conn: accepted}
+	server, _ := tcpPair(t)
+	_ = server.(*net.TCPConn).SetWriteBuffer(4 << 10)
+	c := &sseConn{conn: server}
 	c.park()
 	if !c.parked {
 		t.Fatal("the connection was not parked")

@@ -34,7 +34,7 @@ func liveServerWith(t testing.TB, cfg Config, opts engine.Options) (*httptest.Se
 	h := New(EngineStore{Engine: eng}, cfg)
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ConnContext = ConnContext
-	srv.Listener = JSONErrorListener(srv.Listener) // as dsd serves: parking sees through it
+	srv.Listener = JSONErrorListener(srv.Listener) // as dsd serves
 	srv.Start()
 	t.Cleanup(func() { h.Shutdown(); srv.Close(); eng.Close() })
 	return srv, h

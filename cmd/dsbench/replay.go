@@ -40,16 +40,13 @@ func runReplay(args []string) error {
 	fs.BoolVar(&c.Read, "read", true, "run the readers (--read=false: setup only)")
 	fs.BoolVar(&c.Bootstrap, "bootstrap", false, "read each stream with one GET {stream}/bootstrap (multipart/mixed) instead of catch-up reads")
 	fs.BoolVar(&c.PutBody, "put-body", false, "setup: create each stream with its whole content (messages x msg-size bytes) as the PUT body: one request per stream, one message")
-	fs.IntVar(&c.ServerPID, "server-pid", envInt("DS_SERVER_PID"), "server process on this machine whose CPU time per MB read is reported, from /proc/PID/stat (default $DS_SERVER_PID; 0 = none)")
+	registerServerPID(fs, &c.ServerPID, "CPU time per MB read is reported, from /proc/PID/stat")
 	fs.BoolVar(&c.Snapshot, "snapshot", false, "setup: publish a snapshot at the midpoint offset (PUT {stream}/snapshot/{offset}) where the server supports it")
 	fs.IntVar(&c.SnapSize, "snapshot-size", 0, "with --snapshot: the snapshot blob's size in bytes (0: the first half's bytes)")
 	fs.Usage = flagUsage(fs, "replay", "Clients read whole pre-filled streams at once: catch-up (GET ?offset=-1, following\n"+
 		"Stream-Next-Offset until Stream-Up-To-Date) or /bootstrap. Reports per-client replay time\n"+
 		"(p50/p99), per-request latency and MB/s, and checks every client got the whole stream.")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cm, err := common()
+	cm, err := common(args)
 	if err != nil {
 		return err
 	}
