@@ -16,15 +16,16 @@ import (
 // runtime poll descriptor (about 550 bytes together). Its writes never wait: when the
 // socket buffer is full they return what went out and os.ErrDeadlineExceeded, as a write
 // past its deadline would. One goroutine owns a parked connection at a time (its hub),
-// so a Close never races a Write on the same descriptor number.
-type fdConn struct{ fd int }
+// so a Close never races a Write on the same descriptor number. It lives inside its
+// sseConn (no allocation of its own).
+type fdConn struct{ fd int32 }
 
 var errParked = errors.New("httpd: parked SSE connection has no deadlines")
 
 func (c *fdConn) Write(p []byte) (int, error) {
 	n := 0
 	for n < len(p) {
-		m, errno := rawWrite(c.fd, p[n:])
+		m, errno := rawWrite(int(c.fd), p[n:])
 		switch {
 		case errno == syscall.EINTR:
 			continue
@@ -51,7 +52,7 @@ func rawWrite(fd int, p []byte) (int, syscall.Errno) {
 
 func (c *fdConn) Read(p []byte) (int, error) {
 	for {
-		n, err := syscall.Read(c.fd, p)
+		n, err := syscall.Read(int(c.fd), p)
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -69,7 +70,7 @@ func (c *fdConn) Close() error {
 	if c.fd < 0 {
 		return nil
 	}
-	err := syscall.Close(c.fd)
+	err := syscall.Close(int(c.fd))
 	c.fd = -1
 	return err
 }
@@ -77,7 +78,7 @@ func (c *fdConn) Close() error {
 // lingerOff makes the close reset the connection (SO_LINGER 0).
 func (c *fdConn) lingerOff() {
 	if c.fd >= 0 {
-		_ = syscall.SetsockoptLinger(c.fd, syscall.SOL_SOCKET, syscall.SO_LINGER, &syscall.Linger{Onoff: 1})
+		_ = syscall.SetsockoptLinger(int(c.fd), syscall.SOL_SOCKET, syscall.SO_LINGER, &syscall.Linger{Onoff: 1})
 	}
 }
 
@@ -131,7 +132,8 @@ func (c *sseConn) park() {
 		_ = syscall.Close(fd)
 		return
 	}
-	set(&fdConn{fd: fd})
+	c.fdc = fdConn{fd: int32(fd)}
+	set(&c.fdc)
 	_ = tc.Close() // the duplicate keeps the connection open
 	c.parked = true
 }

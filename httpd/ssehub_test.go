@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/dsd-project/dsd/engine"
 )
@@ -315,5 +316,13 @@ func TestShutdownEndsParkedResponsesCleanly(t *testing.T) {
 		case <-time.After(3 * time.Second):
 			t.Fatal("a parked response did not end")
 		}
+	}
+}
+
+// A parked subscriber is one allocation of at most 128 bytes (issue 19 target 4: 10,000
+// idle subscribers in <= 1 KiB of RSS each); a field more moves it to the next size class.
+func TestSSESubSize(t *testing.T) {
+	if n := unsafe.Sizeof(sseSub{}); n > 128 {
+		t.Fatalf("sseSub is %d bytes, want <= 128", n)
 	}
 }
