@@ -198,16 +198,31 @@ func (sp *span) add(msg []byte) {
 // messages returns whole messages from start (a message boundary, else
 // ErrOffsetNotBoundary) within the limits and the view, from the tail cache when it
 // covers start, else from storage.
+//
+// A read of one cached message returns the cache's own buffer (shared and never modified;
+// capped, so that an append to it copies): catch-up reads of large messages then cost no
+// copy before the write (issue 19 target 5).
 func (e *Engine) messages(s *stream, v *streamMeta, start uint64, lim limits) (span, error) {
-	sp := span{data: make([]byte, 0, sizeHint(lim, v.Tail-start))}
+	var sp span
 	s.mu.Lock()
 	cached, ok, found := s.cache.slice(start, v.Tail)
 	if ok && s.cache.end < v.Tail {
 		ok = false // the view is ahead of the cache (a view read from storage): use storage
 	}
 	if ok && found {
-		for n := 0; n < len(cached) && lim.Allows(n, len(sp.data), int(cached[n].Size())); n++ {
-			sp.add(cached[n].Data())
+		n, size := 0, 0
+		for n < len(cached) && lim.Allows(n, size, int(cached[n].Size())) {
+			size += int(cached[n].Size())
+			n++
+		}
+		if n == 1 {
+			d := cached[0].Data()
+			sp = span{data: d[:len(d):len(d)], ends: []int{len(d)}}
+		} else {
+			sp.data = make([]byte, 0, size)
+			for _, m := range cached[:n] {
+				sp.add(m.Data())
+			}
 		}
 		s.cacheUsed = time.Now().UnixMilli()
 	}
@@ -218,6 +233,7 @@ func (e *Engine) messages(s *stream, v *streamMeta, start uint64, lim limits) (s
 	case ok:
 		return sp, nil
 	}
+	sp.data = make([]byte, 0, sizeHint(lim, v.Tail-start))
 	err := e.st.Messages(v.segments(), start, v.Tail, lim, func(_ uint64, val []byte) { sp.add(val[1:]) })
 	return sp, err
 }

@@ -192,6 +192,10 @@ func replayRead(ctx context.Context, t *Target, c replayConfig, workload string)
 		parts    int
 	}
 	results := make([]clientResult, c.Clients)
+	// Catch-up readers each own a connection read from their own goroutine (writerClients),
+	// the same for every server; /bootstrap keeps the shared Transport its figures were
+	// first measured with (issue 19 target 7 compares them with an older run).
+	clients := t.writerClients(c.Clients)
 	gate := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range results {
@@ -205,7 +209,7 @@ func replayRead(ctx context.Context, t *Target, c replayConfig, workload string)
 				res.bytes, res.parts, res.err = bootstrapRead(ctx, t.Client, t.ExtURL(t.StreamName(i%c.Streams)), &res.lat, res.statuses)
 				res.reqs = 1
 			} else {
-				res.bytes, res.reqs, res.err = catchUpRead(ctx, t.Client, u, &res.lat, res.statuses)
+				res.bytes, res.reqs, res.err = catchUpRead(ctx, clients[i], u, &res.lat, res.statuses)
 			}
 			res.elapsed = time.Since(t0)
 		})

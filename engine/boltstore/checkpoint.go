@@ -125,7 +125,8 @@ func (s *Store) logged(group []storage.Change, end logPos, size int64) {
 // next segment follows every segment seen. A damaged log changes nothing. Errors:
 // ErrLogCorrupt, IO.
 func (s *Store) recover(dir string) error {
-	s.log = wal{dir: filepath.Join(dir, LogDir), noSync: s.opts.NoSync}
+	s.log = wal{dir: filepath.Join(dir, LogDir), noSync: s.opts.NoSync,
+		zero: zeroer{ahead: s.opts.ZeroAhead, limit: s.opts.SegmentBytes, noSync: s.opts.NoSync}}
 	from, err := s.storedLogPos()
 	if err != nil {
 		return err

@@ -46,3 +46,9 @@ func ReplayRuns(dir string, bound int64, runs int) (int, error) {
 	}
 	return n, err
 }
+
+// FillZeros writes the log's zeros ahead now, as the zeroer does in the background.
+func FillZeros(s *Store) {
+	for s.log.zero.fill() {
+	}
+}

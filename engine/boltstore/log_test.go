@@ -167,9 +167,17 @@ func crashedDir(t *testing.T, n int) (dir, seg string) {
 }
 
 // A log cut at any byte (a crash during a group's write) reopens to exactly the groups
-// whose records are whole: a prefix of the acknowledged appends, never a part of one.
+// whose records are whole: a prefix of the acknowledged appends, never a part of one;
+// the same with zeros after the cut (the zeroer's, written ahead): a zero tail is the
+// log's end, a torn record before zeros is cut with a warning, and dsd check agrees.
 // Spec: DESIGN.md D4.
 func TestTornLogTailReopensToAPrefix(t *testing.T) {
+	for _, zeros := range []int{0, 3000} {
+		t.Run(fmt.Sprintf("zeros=%d", zeros), func(t *testing.T) { tornTail(t, zeros) })
+	}
+}
+
+func tornTail(t *testing.T, zeros int) {
 	const n = 40
 	template, seg := crashedDir(t, n)
 	full, err := os.ReadFile(seg)
@@ -185,8 +193,21 @@ func TestTornLogTailReopensToAPrefix(t *testing.T) {
 	for _, cut := range cuts(ends) {
 		dir := filepath.Join(root, strconv.Itoa(cut))
 		img.write(t, dir)
-		if err := os.Truncate(filepath.Join(dir, boltstore.LogDir, filepath.Base(seg)), int64(cut)); err != nil {
+		path := filepath.Join(dir, boltstore.LogDir, filepath.Base(seg))
+		if err := os.Truncate(path, int64(cut)); err != nil {
 			t.Fatal(err)
+		}
+		if err := os.Truncate(path, int64(cut+zeros)); err != nil { // zeros after the cut
+			t.Fatal(err)
+		}
+		whole := 0
+		for whole < n && ends[whole] <= cut {
+			whole++
+		}
+		torn := cut > 0 && (whole == 0 || ends[whole-1] != cut)
+		rep, err := boltstore.CheckFile(filepath.Join(dir, boltstore.FileName))
+		if err != nil || len(rep.Problems) != 0 || rep.Logged != whole || rep.LoggedTorn != torn {
+			t.Fatalf("cut at %d: check: %v %+v, want %d groups, torn=%v", cut, err, rep, whole, torn)
 		}
 		warned := 0
 		opts := never
@@ -195,15 +216,11 @@ func TestTornLogTailReopensToAPrefix(t *testing.T) {
 		if err != nil {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}
-		whole := 0
-		for whole < n && ends[whole] <= cut {
-			whole++
-		}
 		tail, data := contents(t, st)
 		if tail != uint64(whole*10) || data != prefix(whole) {
 			t.Fatalf("cut at %d: tail %d, data %q; want the first %d appends", cut, tail, data, whole)
 		}
-		if torn := cut > 0 && (whole == 0 || ends[whole-1] != cut); (warned == 1) != torn {
+		if (warned == 1) != torn {
 			t.Fatalf("cut at %d: %d warnings, torn=%v", cut, warned, torn)
 		}
 		st.Close()
