@@ -85,12 +85,7 @@ func checkExpirySequence(t *testing.T, seed int64) {
 		case k < 9:
 			what = "read " + name
 			_, err := te.Read(key(name), ReadRequest{From: model.OffsetSpec{Kind: model.SpecStart}, MaxBytes: 1 << 20})
-			switch {
-			case ok && err != nil:
-				t.Fatalf("seed %d step %d: read of live %s: %v", seed, step, name, err)
-			case !ok && !errors.Is(err, model.ErrStreamNotFound):
-				t.Fatalf("seed %d step %d: read of gone %s: %v", seed, step, name, err)
-			case ok:
+			if expectLive(t, fmt.Sprintf("seed %d step %d: %s", seed, step, what), ok, err) {
 				l.access = nowMs()
 			}
 		case k < 10:
@@ -120,12 +115,7 @@ func checkExpirySequence(t *testing.T, seed int64) {
 		case k == 20:
 			what = "open reader " + name
 			rd, _, err := te.OpenReader(key(name))
-			switch {
-			case ok && err != nil:
-				t.Fatalf("seed %d step %d: live reader of %s: %v", seed, step, name, err)
-			case !ok && !errors.Is(err, model.ErrStreamNotFound):
-				t.Fatalf("seed %d step %d: live reader of gone %s: %v", seed, step, name, err)
-			case ok:
+			if expectLive(t, fmt.Sprintf("seed %d step %d: %s", seed, step, what), ok, err) {
 				l.access = nowMs()
 				l.readers = append(l.readers, rd)
 			}
@@ -152,6 +142,19 @@ func checkExpirySequence(t *testing.T, seed int64) {
 		}
 		checkAgainstModel(t, te, live, fmt.Sprintf("seed %d step %d after %s", seed, step, what))
 	}
+}
+
+// expectLive fails t unless a request's err is nil on a live stream (ok) and
+// model.ErrStreamNotFound on a gone one; it returns ok.
+func expectLive(t *testing.T, at string, ok bool, err error) bool {
+	t.Helper()
+	switch {
+	case ok && err != nil:
+		t.Fatalf("%s: on a live stream: %v", at, err)
+	case !ok && !errors.Is(err, model.ErrStreamNotFound):
+		t.Fatalf("%s: on a gone stream: %v, want not found", at, err)
+	}
+	return ok
 }
 
 // checkAgainstModel compares the bucket's count and listing with the streams alive now.

@@ -24,19 +24,10 @@ func TestSlidingTTLSurvivesConcurrentUnloadsAndSweeps(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(te.clk.now().UnixMilli())
 	te.Engine.now = func() time.Time { return time.UnixMilli(clock.Load()) }
-	stop := make(chan struct{})
-	var bg sync.WaitGroup
-	bg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				te.evictAll()
-				te.expireLoaded()
-				te.expireIndexed()
-			}
-		}
+	stop := inBackground(func() {
+		te.evictAll()
+		te.expireLoaded()
+		te.expireIndexed()
 	})
 	for r := range rounds {
 		var users sync.WaitGroup
@@ -57,8 +48,7 @@ func TestSlidingTTLSurvivesConcurrentUnloadsAndSweeps(t *testing.T) {
 		users.Wait()
 		clock.Add(200)
 	}
-	close(stop)
-	bg.Wait()
+	stop()
 	clock.Add(1001)
 	te.expireLoaded()
 	te.expireIndexed()
