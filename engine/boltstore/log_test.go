@@ -272,13 +272,7 @@ func TestDamagedLogRecordRefusesOpen(t *testing.T) {
 			if err := os.WriteFile(seg, b, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			rep, err := boltstore.CheckFile(filepath.Join(dir, boltstore.FileName))
-			if err != nil || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "group log") {
-				t.Fatalf("check: %v %+v", err, rep)
-			}
-			if _, err := boltstore.Open(dir, never); !errors.Is(err, boltstore.ErrLogCorrupt) {
-				t.Fatalf("open: %v, want ErrLogCorrupt", err)
-			}
+			refusesDamagedLog(t, dir)
 		})
 	}
 }

@@ -59,9 +59,7 @@ func TestRecordAfterZerosRefusesOpen(t *testing.T) {
 	if err := os.WriteFile(seg, damaged, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := boltstore.Open(dir, never); !errors.Is(err, boltstore.ErrLogCorrupt) {
-		t.Fatalf("open: %v, want ErrLogCorrupt", err)
-	}
+	refusesDamagedLog(t, dir)
 }
 
 // A damaged record followed by a whole record whose bytes end in zeros (a client's
