@@ -6,6 +6,7 @@ require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/go-jose/go-jose/v4 v4.1.9
+	github.com/julienschmidt/httprouter v1.3.0
 	github.com/klauspost/compress v1.20.4
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -36,6 +37,53 @@ type testCluster struct {
 	urls   []string
 }
 
+// startNATS starts the 3-server NATS cluster. Its route ports are picked ahead (listen on
+// :0, close, pass the number on: every server names them all), so on a loaded machine
+// another process's connection can take one in between; StartEmbedded then fails at once
+// with "address already in use" and the cluster starts again on other ports.
+func startNATS(t *testing.T) []*server.Server {
+	for attempt := 1; ; attempt++ {
+		srv, err := tryNATS(t)
+		if err == nil {
+			return srv
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("starting the NATS cluster again on other ports: %v", err)
+	}
+}
+
+// tryNATS starts the three servers on fresh route ports; on an error it shuts down those
+// that started.
+func tryNATS(t *testing.T) ([]*server.Server, error) {
+	routes := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	srv := make([]*server.Server, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			srv[i], errs[i] = StartEmbedded(EmbedConfig{Name: fmt.Sprintf("n%d", i+1),
+				Listen: "127.0.0.1:0", ClusterListen: routes[i], Routes: routes, StoreDir: t.TempDir()})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, s := range srv {
+			if s != nil {
+				s.Shutdown()
+			}
+		}
+		return nil, err
+	}
+	for _, s := range srv {
+		t.Cleanup(s.Shutdown) // after the nodes' clean-up, registered later
+	}
+	return srv, nil
+}
+
 func freeAddr(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -57,25 +105,7 @@ func startCluster(t *testing.T) *testCluster { return startClusterWith(t, nil) }
 // startClusterWith starts the cluster with subscription workers configured by so (nil:
 // none).
 func startClusterWith(t *testing.T, so *subs.Options) *testCluster {
-	tc := &testCluster{t: t}
-	routes := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
-	var wg sync.WaitGroup
-	tc.srv = make([]*server.Server, 3)
-	errs := make([]error, 3)
-	for i := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tc.srv[i], errs[i] = StartEmbedded(EmbedConfig{Name: fmt.Sprintf("n%d", i+1),
-				Listen: "127.0.0.1:0", ClusterListen: routes[i], Routes: routes, StoreDir: t.TempDir()})
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	tc := &testCluster{t: t, srv: startNATS(t)}
 	stores := make([]*memstore.Store, testPartitions)
 	for k := range stores {
 		stores[k] = memstore.New()
@@ -122,9 +152,6 @@ func startClusterWith(t *testing.T, so *subs.Options) *testCluster {
 	t.Cleanup(func() {
 		for i := range tc.nodes {
 			tc.stop(i)
-		}
-		for _, s := range tc.srv {
-			s.Shutdown()
 		}
 	})
 	return tc

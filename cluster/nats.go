@@ -1,13 +1,13 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -59,16 +59,56 @@ func StartEmbedded(c EmbedConfig) (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !o.NoLog {
+	fatal := &fatalLog{}
+	if o.NoLog {
+		s.SetLogger(fatal, false, false)
+	} else {
 		s.ConfigureLogger()
 	}
 	go s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
-		s.Shutdown()
-		return nil, errors.New("embedded nats-server: not ready after 30s")
+	deadline := time.Now().Add(readyWithin)
+	for !s.ReadyForConnections(50 * time.Millisecond) {
+		if msg := fatal.first(); msg != "" || time.Now().After(deadline) {
+			s.Shutdown()
+			if msg != "" {
+				return nil, fmt.Errorf("embedded nats-server: %s", msg)
+			}
+			return nil, fmt.Errorf("embedded nats-server: not ready after %v", readyWithin)
+		}
 	}
 	return s, nil
 }
+
+// readyWithin bounds an embedded server's start.
+const readyWithin = 30 * time.Second
+
+// fatalLog is an embedded server's logger while its own logging is off: it keeps the
+// first fatal message (a listener that cannot bind, JetStream that cannot start: the
+// server then never becomes ready), so that StartEmbedded fails at once and says why.
+type fatalLog struct {
+	mu  sync.Mutex
+	msg string
+}
+
+func (l *fatalLog) Fatalf(format string, v ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.msg == "" {
+		l.msg = fmt.Sprintf(format, v...)
+	}
+}
+
+func (l *fatalLog) first() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.msg
+}
+
+func (*fatalLog) Noticef(string, ...any) {}
+func (*fatalLog) Warnf(string, ...any)   {}
+func (*fatalLog) Errorf(string, ...any)  {}
+func (*fatalLog) Debugf(string, ...any)  {}
+func (*fatalLog) Tracef(string, ...any)  {}
 
 func splitHostPort(hp string) (string, int, error) {
 	h, p, err := net.SplitHostPort(hp)

@@ -165,10 +165,16 @@ func (e *Engine) DeleteBucket(id string) error {
 }
 
 // expireBucketLocked deletes the bucket's streams whose lifetime has ended, so that its
-// count and emptiness reflect live streams only (expiry is otherwise lazy, A-14). The
-// bucket's lastLSN then covers those deletions. e.mu is held.
+// count and emptiness reflect live streams only (expiry is otherwise lazy, A-14): from
+// the expiry index once it is complete (only the streams due are looked at), by a scan
+// of the bucket's names before. The bucket's lastLSN then covers those deletions. e.mu
+// is held.
 func (e *Engine) expireBucketLocked(id string, b *bucketState) error {
 	if b.rec.Streams == 0 || !e.mayHaveLifetimes() {
+		return nil
+	}
+	if e.expiry.complete() {
+		b.lastLSN = max(b.lastLSN, e.expireDueLocked(id, e.now()))
 		return nil
 	}
 	// Only streams with a lifetime can have expired: the others are not loaded.

@@ -207,6 +207,7 @@ func (e *Engine) queueCreate(m *streamMeta, b *bucketState, entries []cachedMsg,
 		pub: func() {
 			if m.TTL != nil || m.ExpiresMs != nil {
 				e.lifetimes.Add(1) // once committed: a scan that starts later sees it
+				e.indexLifetime(m, s.key, s.access.Load())
 			}
 			s.publish(m, entries)
 			for _, c := range also {

@@ -98,7 +98,9 @@ type Engine struct {
 	// expiry scans are skipped until such a stream is created (sweep.go).
 	lifetimes   atomic.Uint64
 	noLifetimes atomic.Uint64
-	unloads     atomic.Uint64 // streams evicted (evict.go)
+	expiry      expiryIndex      // streams with a lifetime, by when they may expire (expiry.go)
+	accessed    map[uint64]int64 // sliding-TTL access times (Unix ms) of evicted streams, by sid (e.mu)
+	unloads     atomic.Uint64    // streams evicted (evict.go)
 
 	subsMu   sync.Mutex                                  // orders every subscription decision (subscriptions.go)
 	observer atomic.Pointer[func(bucket, stream string)] // told of every published stream change
@@ -133,7 +135,7 @@ func OpenBackend(st storage.Backend, opts Options) (*Engine, error) {
 		st: st, opts: opts, now: opts.Clock,
 		streams: make(map[string]*stream), byID: make(map[uint64]*stream),
 		buckets: make(map[string]*bucketState), stop: make(chan struct{}),
-		brokenSet: make(map[*stream]struct{}),
+		brokenSet: make(map[*stream]struct{}), accessed: make(map[uint64]int64),
 	}
 	e.startedMs = e.now().UnixMilli()
 	sid, err := st.LastSID()

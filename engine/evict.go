@@ -67,8 +67,9 @@ func (e *Engine) settledLSN() uint64 {
 
 // evictLocked unloads s when nothing depends on its in-memory state: no op in flight
 // (settled covers its last one, and its decided state is the published one), no live
-// reader, bootstrap, waiter or pending repair, no deletion under way, and no sliding TTL
-// (the access time of reads is kept in memory only, A-14). e.mu is held.
+// reader, bootstrap, waiter or pending repair, and no deletion under way. A sliding TTL's
+// access time (reads keep it in memory only, A-14) stays in e.accessed for the next load.
+// e.mu is held.
 func (e *Engine) evictLocked(s *stream, settled uint64) bool {
 	if e.byID[s.sid] != s {
 		return false // dropped meanwhile
@@ -76,13 +77,16 @@ func (e *Engine) evictLocked(s *stream, settled uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lastLSN > settled || s.m != s.vis || s.deleted || s.visDeleted || s.notify != nil ||
-		s.live.Load() != 0 || s.pins.Load() != 0 || s.broken.Load() != nil || s.m.TTL != nil {
+		s.live.Load() != 0 || s.pins.Load() != 0 || s.broken.Load() != nil {
 		return false
 	}
 	if _, ok := e.brokenSet[s]; ok {
 		return false
 	}
 	s.evicted = true
+	if a := s.access.Load(); s.m.TTL != nil && a > e.startedMs {
+		e.accessed[s.sid] = max(e.accessed[s.sid], a)
+	}
 	s.cache.reset(s.cache.end)
 	s.producers = nil
 	e.forgetLocked(s)

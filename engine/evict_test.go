@@ -176,18 +176,6 @@ func TestEvictSparesLiveReadersAndUnpublishedOps(t *testing.T) {
 	}
 }
 
-// Streams with a sliding TTL keep their read access times in memory: never evicted.
-func TestEvictSparesSlidingTTL(t *testing.T) {
-	te := newTestEngine(t)
-	ttl := uint64(60)
-	if _, err := te.Create(key("t"), CreateRequest{ContentType: "text/plain", MediaType: "text/plain", TTL: &ttl}); err != nil {
-		t.Fatal(err)
-	}
-	if n := te.evictAll(); n != 0 {
-		t.Fatalf("evicted %d streams with a sliding TTL", n)
-	}
-}
-
 // Writers racing with eviction never lose or duplicate an append: each acknowledged
 // offset is unique and the stream holds exactly the acknowledged bytes.
 func TestEvictRacesWithWriters(t *testing.T) {

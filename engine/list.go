@@ -66,13 +66,18 @@ func (e *Engine) ListStreams(bucket string, q ListQuery) (StreamList, error) {
 	return out, err
 }
 
-// accessOf returns the last access time of a stored stream, from memory when loaded.
+// accessOf returns the last access time of a stored stream: from memory when loaded or
+// evicted (evictLocked), else the stored one, at least the start time.
 func (e *Engine) accessOf(m *streamMeta) int64 {
-	e.mu.Lock()
-	s, ok := e.byID[m.ID]
-	e.mu.Unlock()
-	if ok {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.accessOfLocked(m)
+}
+
+// accessOfLocked is accessOf with e.mu held.
+func (e *Engine) accessOfLocked(m *streamMeta) int64 {
+	if s, ok := e.byID[m.ID]; ok {
 		return s.access.Load()
 	}
-	return max(m.AccessMs, e.startedMs)
+	return max(m.AccessMs, e.startedMs, e.accessed[m.ID])
 }

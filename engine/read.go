@@ -84,9 +84,34 @@ func (e *Engine) viewOf(s *stream, touch bool) (*streamMeta, error) {
 		return nil, expiredErr(v)
 	}
 	if touch {
-		s.access.Store(now.UnixMilli())
+		e.touch(s, v, now.UnixMilli())
 	}
 	return v, nil
+}
+
+// touch restarts s's sliding TTL at ms (Unix ms). When s was evicted meanwhile, the time
+// goes to the incarnation loaded since, or to e.accessed for the next load (evictLocked
+// copies the access time under s.mu: a store before that is seen there).
+func (e *Engine) touch(s *stream, v *streamMeta, ms int64) {
+	s.access.Store(ms)
+	if v.TTL == nil {
+		return
+	}
+	s.mu.Lock()
+	evicted := s.evicted
+	s.mu.Unlock()
+	if !evicted {
+		return
+	}
+	e.mu.Lock()
+	if cur, ok := e.byID[s.sid]; ok {
+		if cur.access.Load() < ms {
+			cur.access.Store(ms)
+		}
+	} else {
+		e.accessed[s.sid] = max(e.accessed[s.sid], ms)
+	}
+	e.mu.Unlock()
 }
 
 // resolveStart turns a requested position into an offset of the view (B-8-03, B-8-04,
@@ -173,16 +198,31 @@ func (sp *span) add(msg []byte) {
 // messages returns whole messages from start (a message boundary, else
 // ErrOffsetNotBoundary) within the limits and the view, from the tail cache when it
 // covers start, else from storage.
+//
+// A read of one cached message returns the cache's own buffer (shared and never modified;
+// capped, so that an append to it copies): catch-up reads of large messages then cost no
+// copy before the write (issue 19 target 5).
 func (e *Engine) messages(s *stream, v *streamMeta, start uint64, lim limits) (span, error) {
-	sp := span{data: make([]byte, 0, sizeHint(lim, v.Tail-start))}
+	var sp span
 	s.mu.Lock()
 	cached, ok, found := s.cache.slice(start, v.Tail)
 	if ok && s.cache.end < v.Tail {
 		ok = false // the view is ahead of the cache (a view read from storage): use storage
 	}
 	if ok && found {
-		for n := 0; n < len(cached) && lim.Allows(n, len(sp.data), int(cached[n].Size())); n++ {
-			sp.add(cached[n].Data())
+		n, size := 0, 0
+		for n < len(cached) && lim.Allows(n, size, int(cached[n].Size())) {
+			size += int(cached[n].Size())
+			n++
+		}
+		if n == 1 {
+			d := cached[0].Data()
+			sp = span{data: d[:len(d):len(d)], ends: []int{len(d)}}
+		} else {
+			sp.data = make([]byte, 0, size)
+			for _, m := range cached[:n] {
+				sp.add(m.Data())
+			}
 		}
 		s.cacheUsed = time.Now().UnixMilli()
 	}
@@ -193,6 +233,7 @@ func (e *Engine) messages(s *stream, v *streamMeta, start uint64, lim limits) (s
 	case ok:
 		return sp, nil
 	}
+	sp.data = make([]byte, 0, sizeHint(lim, v.Tail-start))
 	err := e.st.Messages(v.segments(), start, v.Tail, lim, func(_ uint64, val []byte) { sp.add(val[1:]) })
 	return sp, err
 }

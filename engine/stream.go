@@ -155,6 +155,10 @@ func (e *Engine) adopt(m *streamMeta, bound bool) *stream {
 		// than expire early.
 		m.AccessMs = e.startedMs
 	}
+	if a, ok := e.accessed[m.ID]; ok { // read while it was unloaded (evictLocked)
+		m.AccessMs = max(m.AccessMs, a)
+		delete(e.accessed, m.ID)
+	}
 	s := newStream(m, true, e.opts.TailCacheBytes)
 	if bound {
 		e.streams[s.key] = s

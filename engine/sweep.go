@@ -31,7 +31,9 @@ func (e *Engine) sweepLoop() {
 			continue
 		}
 		e.expireLoaded()
-		if n%metaScanEvery == 0 {
+		if e.expiry.complete() {
+			e.expireIndexed()
+		} else if n%metaScanEvery == 0 {
 			e.expireStored()
 		}
 		collected := e.collectTrash()
@@ -76,19 +78,28 @@ func (e *Engine) expireLoaded() {
 	}
 }
 
-// expireStored loads and expires streams that are stored but not loaded.
+// expireStored loads and expires streams that are stored but not loaded, scanning every
+// stored stream, and builds the expiry index from the scan: later sweeps use the index.
 func (e *Engine) expireStored() {
 	gen := e.lifetimes.Load()
 	if !e.mayHaveLifetimes() {
+		e.expiry.markBuilt() // none stored: every later one is indexed as it is created
 		return
 	}
 	now := e.now()
 	var keys []string
+	var found []indexedMeta
 	some := false
-	err := e.st.Names("", "", func(name string, m *storage.Meta) bool {
+	err := e.st.Names("", "", func(name string, sm *storage.Meta) bool {
+		m := fromStored(sm)
 		some = some || m.TTL != nil || m.ExpiresMs != nil
-		if (m.TTL != nil || m.ExpiresMs != nil) && !m.SoftDeleted &&
-			fromStored(m).expired(now, max(m.AccessMs, e.startedMs)) {
+		if (m.TTL == nil && m.ExpiresMs == nil) || m.SoftDeleted {
+			return true
+		}
+		// The stored access time is a lower bound of the one in memory: a bound for the index.
+		access := max(m.AccessMs, e.startedMs)
+		found = append(found, indexedMeta{m.Bucket, expiryEntry{m.dueMs(access), m.ID, name}})
+		if m.expired(now, access) {
 			keys = append(keys, name)
 		}
 		return true
@@ -100,6 +111,10 @@ func (e *Engine) expireStored() {
 	if !some {
 		e.noLifetimes.Store(gen) // none stored, unless created since the scan began
 	}
+	for _, f := range found {
+		e.expiry.add(f.bucket, f.en)
+	}
+	e.expiry.markBuilt()
 	for _, k := range keys {
 		if s, err := e.lookup(k); err == nil && s != nil {
 			e.mu.Lock()
@@ -111,6 +126,12 @@ func (e *Engine) expireStored() {
 			e.mu.Unlock()
 		}
 	}
+}
+
+// indexedMeta is an expiry index entry found by a scan, with its bucket.
+type indexedMeta struct {
+	bucket string
+	en     expiryEntry
 }
 
 // mayHaveLifetimes reports whether a stream with a TTL or an expiry may be stored: false

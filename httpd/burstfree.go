@@ -21,7 +21,8 @@ type burstFree struct {
 	free     func()
 
 	mu     sync.Mutex
-	joins  int // since the last free
+	joins  int  // since the last free
+	tail   bool // the last free followed minJoins joins: the burst's tail is freed with fewer
 	timer  *time.Timer
 	closed bool
 }
@@ -31,12 +32,14 @@ func newBurstFree() *burstFree {
 }
 
 // joined counts a subscriber parked in a hub; from minJoins on, each one pushes the free
-// back by quiet.
+// back by quiet. After a free of minJoins or more, any join does: a burst slowed by a pause
+// longer than quiet (a loaded machine) then gets its tail freed too, once; a trickle of
+// subscribers costs at most two frees per minJoins of them.
 func (b *burstFree) joined() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.joins++
-	if b.joins < b.minJoins || b.closed {
+	if (b.joins < b.minJoins && !b.tail) || b.closed {
 		return
 	}
 	if b.timer == nil {
@@ -48,10 +51,11 @@ func (b *burstFree) joined() {
 
 func (b *burstFree) fire() {
 	b.mu.Lock()
-	if b.closed || b.joins < b.minJoins {
+	if b.closed || b.joins == 0 || (b.joins < b.minJoins && !b.tail) {
 		b.mu.Unlock()
 		return
 	}
+	b.tail = b.joins >= b.minJoins
 	b.joins = 0
 	b.mu.Unlock()
 	b.free()

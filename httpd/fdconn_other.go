@@ -6,6 +6,8 @@ import "net"
 
 // Elsewhere than on Unix, parked connections stay in the netpoller.
 
+type fdConn struct{}
+
 func (c *sseConn) park() {}
 func (c *sseConn) unpark() error {
 	c.mu.Lock()

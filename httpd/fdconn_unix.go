@@ -8,6 +8,7 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // fdConn is a parked SSE connection's socket as a bare file descriptor, out of Go's
@@ -15,22 +16,23 @@ import (
 // runtime poll descriptor (about 550 bytes together). Its writes never wait: when the
 // socket buffer is full they return what went out and os.ErrDeadlineExceeded, as a write
 // past its deadline would. One goroutine owns a parked connection at a time (its hub),
-// so a Close never races a Write on the same descriptor number.
-type fdConn struct{ fd int }
+// so a Close never races a Write on the same descriptor number. It lives inside its
+// sseConn (no allocation of its own).
+type fdConn struct{ fd int32 }
 
 var errParked = errors.New("httpd: parked SSE connection has no deadlines")
 
 func (c *fdConn) Write(p []byte) (int, error) {
 	n := 0
 	for n < len(p) {
-		m, err := syscall.Write(c.fd, p[n:])
+		m, errno := rawWrite(int(c.fd), p[n:])
 		switch {
-		case err == syscall.EINTR:
+		case errno == syscall.EINTR:
 			continue
-		case err == syscall.EAGAIN:
+		case errno == syscall.EAGAIN:
 			return n, os.ErrDeadlineExceeded
-		case err != nil:
-			return n, os.NewSyscallError("write", err)
+		case errno != 0:
+			return n, os.NewSyscallError("write", errno)
 		case m == 0:
 			return n, syscall.EPIPE
 		}
@@ -39,9 +41,18 @@ func (c *fdConn) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// rawWrite is write(2) without telling the scheduler: on the parked (non-blocking) socket
+// it never waits, so its P need not be handed off, and the thousands of few-microsecond
+// writes of a fan-out then cost no scheduler bookkeeping and no sysmon retakes (issue 19:
+// CPU per delivery).
+func rawWrite(fd int, p []byte) (int, syscall.Errno) {
+	r, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	return int(r), errno
+}
+
 func (c *fdConn) Read(p []byte) (int, error) {
 	for {
-		n, err := syscall.Read(c.fd, p)
+		n, err := syscall.Read(int(c.fd), p)
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -59,7 +70,7 @@ func (c *fdConn) Close() error {
 	if c.fd < 0 {
 		return nil
 	}
-	err := syscall.Close(c.fd)
+	err := syscall.Close(int(c.fd))
 	c.fd = -1
 	return err
 }
@@ -67,7 +78,7 @@ func (c *fdConn) Close() error {
 // lingerOff makes the close reset the connection (SO_LINGER 0).
 func (c *fdConn) lingerOff() {
 	if c.fd >= 0 {
-		_ = syscall.SetsockoptLinger(c.fd, syscall.SOL_SOCKET, syscall.SO_LINGER, &syscall.Linger{Onoff: 1})
+		_ = syscall.SetsockoptLinger(int(c.fd), syscall.SOL_SOCKET, syscall.SO_LINGER, &syscall.Linger{Onoff: 1})
 	}
 }
 
@@ -117,7 +128,12 @@ func (c *sseConn) park() {
 	if err != nil {
 		return
 	}
-	set(&fdConn{fd: fd})
+	if err := syscall.SetNonblock(fd, true); err != nil { // already so (shared flags): rawWrite relies on it
+		_ = syscall.Close(fd)
+		return
+	}
+	c.fdc = fdConn{fd: int32(fd)}
+	set(&c.fdc)
 	_ = tc.Close() // the duplicate keeps the connection open
 	c.parked = true
 }
@@ -147,13 +163,6 @@ func (c *sseConn) unpark() error {
 	}
 	set(nc)
 	return nil
-}
-
-// netConnSetter is a wrapper of a hijacked connection that lets the connection under it
-// be replaced (ops' observed connection, which counts what is written and logs the close).
-type netConnSetter interface {
-	NetConn() net.Conn
-	SetNetConn(net.Conn)
 }
 
 // bare returns the connection under c's replaceable wrappers and how to replace it.

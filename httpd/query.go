@@ -33,22 +33,16 @@ type readQuery struct {
 }
 
 // parkedQuery is what a parked SSE subscriber keeps of its readQuery (issue 19: the rest
-// served the catch-up).
+// served the catch-up); bounds follows from its encoding (sseSub.query).
 type parkedQuery struct {
 	cursor string
 	rec    *recordQuery
-	bounds bool
 }
 
 // parked returns what an SSE response keeps of q once caught up; the cursor is copied
 // off the request line.
 func (q readQuery) parked() parkedQuery {
-	return parkedQuery{cursor: strings.Clone(q.cursor), rec: q.rec, bounds: q.bounds}
-}
-
-// query is the readQuery an SSE response continues with.
-func (l parkedQuery) query() readQuery {
-	return readQuery{live: liveSSE, cursor: l.cursor, rec: l.rec, bounds: l.bounds}
+	return parkedQuery{cursor: strings.Clone(q.cursor), rec: q.rec}
 }
 
 // recordQuery is the record-aware part of a read (extension §6.6-§6.8).

@@ -58,14 +58,6 @@ func noteCode(r *http.Request, code string) {
 	}
 }
 
-// DropBody lets go of the request body the RequestInfo counts (a hijacked connection's
-// exchange outlives its request and must not pin it); later reads see EOF.
-func (ri *RequestInfo) DropBody() {
-	if ri.body.ReadCloser != nil {
-		ri.body.ReadCloser = http.NoBody
-	}
-}
-
 // countingBody counts what is read from a request body into a RequestInfo.
 type countingBody struct {
 	io.ReadCloser

@@ -8,9 +8,10 @@ package httpd
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/julienschmidt/httprouter"
 
 	"github.com/dsd-project/dsd/model"
 )
@@ -111,6 +112,7 @@ type Handler struct {
 	store    Store
 	subStore SubscriptionStore // store's subscription methods (nil when it has none)
 	cfg      Config
+	router   *httprouter.Router
 	streamFn streamRoutes // the stream's handlers, bound once (a method value per request allocates)
 	now      func() time.Time
 	hubs     hubSet
@@ -134,7 +136,33 @@ func New(store Store, cfg Config) *Handler {
 		h.tokens.Store(cfg.Tokens)
 	}
 	h.streamFn = streamRoutes{append: h.append, read: h.read, head: h.head, create: h.create, delete: h.delete}
+	h.router = h.newRouter()
 	return h
+}
+
+// newRouter is httpd's router: one catch-all route per method (dispatch parses the path
+// itself, D1), OPTIONS to the CORS preflight, and dsd's JSON errors for what matches no
+// route. A handler's panic is answered as an internal error, except
+// http.ErrAbortHandler, which net/http must see to cut the response (it must not look
+// complete).
+func (h *Handler) newRouter() *httprouter.Router {
+	r := httprouter.New()
+	r.RedirectTrailingSlash, r.RedirectFixedPath, r.HandleOPTIONS = false, false, false
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPost, http.MethodDelete} {
+		r.Handle(m, "/*path", h.dispatch)
+	}
+	r.Handle(http.MethodOptions, "/*path", h.options)
+	unrouted := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, req, methodOrRouteError(req))
+	})
+	r.NotFound, r.MethodNotAllowed = unrouted, unrouted
+	r.PanicHandler = func(w http.ResponseWriter, req *http.Request, v any) {
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+		writeError(w, req, fmt.Errorf("panic: %v", v))
+	}
+	return r
 }
 
 func methodOrRouteError(r *http.Request) error {
@@ -172,34 +200,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	countBody(r, requestInfo(r))
-	h.serveRoute(w, r)
-}
-
-// serveRoute hands a request whose method is known to its handler: OPTIONS to the CORS
-// preflight, the others to dispatch. A path not starting with "/" names no resource. A
-// handler's panic is answered as an internal error, except http.ErrAbortHandler, which
-// net/http must see to cut the response (it must not look complete).
-func (h *Handler) serveRoute(w http.ResponseWriter, r *http.Request) {
-	defer func() {
-		if v := recover(); v != nil {
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
-			writeError(w, r, fmt.Errorf("panic: %v", v))
-		}
-	}()
-	switch {
-	case !strings.HasPrefix(r.URL.Path, "/"):
-		writeError(w, r, methodOrRouteError(r))
-	case r.Method == http.MethodOptions:
-		h.options(w, r)
-	default:
-		h.dispatch(w, r)
-	}
+	h.router.ServeHTTP(w, r)
 }
 
 // options answers CORS preflights (A-25).
-func (h *Handler) options(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) options(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	hd := w.Header()
 	hd.Set("Access-Control-Allow-Methods", "GET, HEAD, PUT, POST, DELETE, OPTIONS")
 	hd.Set("Access-Control-Allow-Headers", corsAllowHeaders)
@@ -213,7 +218,7 @@ func (h *Handler) options(w http.ResponseWriter, r *http.Request) {
 type handlerFunc func(w http.ResponseWriter, r *http.Request, t target) error
 
 // dispatch routes a request by resource kind and method.
-func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	t, err := h.parseTarget(r.URL.EscapedPath())
 	if err == nil {
 		err = admit(r, t)

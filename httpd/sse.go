@@ -109,7 +109,7 @@ const sseReserve = 2 * sseReadBytes
 // (st, for raw): a reader that does not read holds one read's encoded events (reads are
 // about sseReadBytes) and may be cut (issue 20).
 func (h *Handler) sseHijacked(sub *sseSub, key model.StreamKey, lr LiveReader, raw engine.ReadResult, st *stall) {
-	c, q, enc := &sub.c, sub.q.query(), sub.enc
+	c, q, enc := &sub.c, sub.query(), sub.enc
 	res, end := holdBack(enc, raw)
 	raw.Data = nil
 	for {
@@ -185,7 +185,7 @@ func (h *Handler) sseResume(key model.StreamKey, s *sseSub, rest []byte, res eng
 		s.c.finish()
 		return
 	}
-	next, err := lr.Read(s.q.query().nextRequest(engine.ReadResult{Next: s.next, RecordNext: s.nextRec}))
+	next, err := lr.Read(s.query().nextRequest(engine.ReadResult{Next: s.next, RecordNext: s.nextRec}))
 	if err != nil || info.ID != s.id {
 		h.stalls.release(st)
 		lr.Close()

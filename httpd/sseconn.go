@@ -19,8 +19,9 @@ type sseConn struct {
 	mu     sync.Mutex
 	conn   net.Conn
 	wdl    int64 // the write deadline currently set, in monoNow nanoseconds
-	parked bool  // the socket under conn is an fdConn: writes never wait (park)
+	parked bool  // the socket under conn is fdc: writes never wait (park)
 	closed bool
+	fdc    fdConn // the parked socket (Unix)
 }
 
 // lastChunk ends a chunked body.

@@ -2,6 +2,7 @@ package httpd
 
 import (
 	"bytes"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -23,6 +24,7 @@ func hijackSSE(c *sseConn, w http.ResponseWriter, r *http.Request, sndbuf int) (
 	if err != nil {
 		return false, nil
 	}
+	conn = dropErrConn(conn)
 	// Bytes already read past this request (a pipelined request, a stray CRLF, a GET body)
 	// are dropped: the response says Connection: close, so a client retries what it
 	// pipelined (RFC 9112 §9.3.2) and this request is still answered.
@@ -41,6 +43,33 @@ func hijackSSE(c *sseConn, w http.ResponseWriter, r *http.Request, sndbuf int) (
 		return true, err
 	}
 	return true, nil
+}
+
+// dropErrConn removes JSONErrorListener's wrapper from a hijacked connection's wrappers:
+// net/http writes nothing more to it, and parking needs the socket right under the
+// replaceable wrappers (fdconn_unix.go). Returns the connection to use.
+func dropErrConn(conn net.Conn) net.Conn {
+	if e, ok := conn.(*errConn); ok {
+		return e.Conn
+	}
+	for cur := conn; ; {
+		w, ok := cur.(netConnSetter)
+		if !ok {
+			return conn
+		}
+		if e, ok := w.NetConn().(*errConn); ok {
+			w.SetNetConn(e.Conn)
+			return conn
+		}
+		cur = w.NetConn()
+	}
+}
+
+// netConnSetter is a wrapper of a hijacked connection that lets the connection under it
+// be replaced (ops' observed connection, which counts what is written and logs the close).
+type netConnSetter interface {
+	NetConn() net.Conn
+	SetNetConn(net.Conn)
 }
 
 // sseOwnHeaders are the fields hijackSSE writes itself.

@@ -19,7 +19,7 @@ import (
 const sseWriteTimeout = 5 * time.Millisecond
 
 // sseSub is an SSE response on a hijacked connection, parked in a hub once caught up: the
-// connection and its position, no goroutine, one 128-byte allocation (issue 19: a parked
+// connection and its position, no goroutine, one 128-byte allocation (TestSSESubSize) (issue 19: a parked
 // subscriber's memory is mostly its socket's).
 type sseSub struct {
 	c        sseConn
@@ -33,6 +33,12 @@ type sseSub struct {
 	lastSent int64        // monoNow of its last write
 	enc      sseEnc
 	dead     bool
+}
+
+// query is the readQuery s continues with: binary streams' events end at message ends
+// (Handler.sse sets bounds the same way).
+func (s *sseSub) query() readQuery {
+	return readQuery{live: liveSSE, cursor: s.q.cursor, rec: s.q.rec, bounds: s.enc == encBase64}
 }
 
 // at moves s past the read res, which really ended at end.
@@ -245,25 +251,47 @@ func (hb *sseHub) keyOf(s *sseSub, keepalive bool) groupKey {
 // deliver sends every subscriber what the stream holds past its position. It returns
 // false when the stream is gone.
 func (hb *sseHub) deliver() bool {
-	groups := make(map[groupKey][]*sseSub)
-	for _, s := range hb.subs {
-		k := hb.keyOf(s, false)
-		groups[k] = append(groups[k], s)
-	}
 	alive := true
-	for _, members := range groups {
-		if !hb.deliverGroup(members) {
-			alive = false
+	if k := hb.keyOf(hb.subs[0], false); hb.allAt(k) {
+		alive = hb.deliverGroup(hb.subs) // the usual case: no grouping to allocate per event
+	} else {
+		for _, members := range hb.groupBy(hb.subs, false) {
+			if !hb.deliverGroup(members) {
+				alive = false
+			}
 		}
 	}
 	hb.compact()
 	return alive
 }
 
+// allAt reports whether every subscriber's key is k.
+func (hb *sseHub) allAt(k groupKey) bool {
+	for _, s := range hb.subs {
+		if hb.keyOf(s, false) != k {
+			return false
+		}
+	}
+	return true
+}
+
+// groupBy splits subs into groups that receive identical bytes.
+func (hb *sseHub) groupBy(subs []*sseSub, keepalive bool) map[groupKey][]*sseSub {
+	if len(subs) == 0 {
+		return nil
+	}
+	groups := make(map[groupKey][]*sseSub)
+	for _, s := range subs {
+		k := hb.keyOf(s, keepalive)
+		groups[k] = append(groups[k], s)
+	}
+	return groups
+}
+
 // deliverGroup reads once for subscribers at the same position and sends them the events.
 func (hb *sseHub) deliverGroup(members []*sseSub) bool {
 	rep := members[0]
-	q := rep.q.query()
+	q := rep.query()
 	req := q.nextRequest(engine.ReadResult{Next: rep.next, RecordNext: rep.nextRec})
 	for {
 		raw, err := hb.lr.Read(req)
@@ -347,21 +375,20 @@ func (hb *sseHub) send(framed []byte, members []*sseSub, res engine.ReadResult, 
 // housekeep ends responses past their max age and sends keep-alive control events to
 // subscribers that heard nothing for SSEKeepAlive (D6).
 func (hb *sseHub) housekeep(now int64) {
-	groups := make(map[groupKey][]*sseSub)
+	var quiet []*sseSub
 	for _, s := range hb.subs {
 		switch {
 		case now >= s.deadline:
 			s.c.finish()
 			s.dead = true
 		case time.Duration(now-s.lastSent) >= hb.h.cfg.SSEKeepAlive:
-			k := hb.keyOf(s, true)
-			groups[k] = append(groups[k], s)
+			quiet = append(quiet, s)
 		}
 	}
-	for _, members := range groups {
+	for _, members := range hb.groupBy(quiet, true) {
 		rep := members[0]
 		buf := newChunkBuf(nil)
-		hb.h.writeControlEvent(buf, rep.q.query(), rep.first, rep.next, rep.nextRec, true, false)
+		hb.h.writeControlEvent(buf, rep.query(), rep.first, rep.next, rep.nextRec, true, false)
 		hb.send(frameChunk(buf), members, engine.ReadResult{}, 0)
 	}
 	hb.compact()
@@ -417,7 +444,7 @@ func (hb *sseHub) wait() bool {
 // cursorInput normalizes a client cursor for grouping: cursors that do not steer the
 // next cursor (absent, non-numeric, below the current interval) are equivalent.
 func (h *Handler) cursorInput(c string) string {
-	if !model.CursorSteers(h.now(), c) {
+	if c == "" || !model.CursorSteers(h.now(), c) {
 		return ""
 	}
 	return c

@@ -2,10 +2,10 @@ package ops
 
 import (
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/dsd-project/dsd/httpd"
@@ -27,21 +27,18 @@ type observer struct {
 }
 
 // exchange is one request being observed, with the ResponseWriter the handler sees. It is
-// finished once: when the handler returns, or, for a response on a hijacked connection
-// (SSE, httpd/ssehijack.go), when both the handler returned and the connection closed.
-// Exchanges are reused (exchanges), except those of hijacked connections, whose
-// observedConn may still be written to after the close.
+// finished when the handler returns, and reused (exchanges); a response on a hijacked
+// connection (SSE, httpd/ssehijack.go) is finished by its observedConn instead, when the
+// connection closes.
 type exchange struct {
 	o        *observer
-	r        *http.Request  // nil once detached: det then holds what finish needs
-	det      *requestFields // the request's fields, once detached
+	r        *http.Request
 	rec      recorder
 	ri       httpd.RequestInfo
 	start    time.Time
 	mode     string // live mode: "sse", "long-poll" or ""
-	pending  atomic.Int32
 	status   int
-	bytes    atomic.Int64
+	bytes    int64
 	hijacked bool
 }
 
@@ -50,7 +47,6 @@ var exchanges = sync.Pool{New: func() any { x := new(exchange); x.rec.x = x; ret
 func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := exchanges.Get().(*exchange)
 	x.o, x.start, x.mode = o, time.Now(), liveMode(r)
-	x.pending.Store(1)
 	x.r = r.WithContext(httpd.WithRequestInfo(r.Context(), &x.ri))
 	if x.mode != "" && o.m != nil {
 		o.m.liveGauge(x.mode).Inc()
@@ -60,41 +56,67 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o.next.ServeHTTP(&x.rec, x.r)
 }
 
-// handlerDone drops the handler's hold on x. A hijacked exchange then lets go of net/http's
-// writer, which nothing may use any more, so as not to pin it while the connection lives.
+// handlerDone finishes x, unless its connection was hijacked (its observedConn finishes
+// it), and puts it back in the pool: nothing of it stays pinned while a hijacked
+// connection lives (issue 19: 10,000 idle subscribers in <= 1 KiB each).
 func (x *exchange) handlerDone() {
-	if x.hijacked {
-		x.rec.ResponseWriter = nil
+	if !x.hijacked {
+		x.o.record(x.fields(), x.outcome(), x.bytes)
 	}
-	x.release()
+	*x = exchange{rec: recorder{x: x}}
+	exchanges.Put(x)
 }
 
-// detach keeps only the request's log fields, copied, so that an exchange outliving its
-// handler (a hijacked SSE connection parked in its hub) pins neither the request, nor its
-// header map, body and contexts, nor the request line (issue 19: 10,000 idle subscribers
-// in <= 1 KiB each). Called by Hijack, on the handler's goroutine.
-func (x *exchange) detach() {
+// outcome is what the log line and the metrics say of an exchange besides the request's
+// fields and the bytes written.
+type outcome struct {
+	start     time.Time
+	mode      string
+	route     string
+	code      string
+	status    int
+	bodyBytes int64
+}
+
+func (x *exchange) outcome() outcome {
+	return outcome{start: x.start, mode: x.mode, route: x.ri.Route, code: x.ri.Code, status: x.status, bodyBytes: x.ri.BodyBytes}
+}
+
+// hijackedConn wraps conn, just hijacked from x's request, in the observedConn that
+// finishes the exchange when it closes. It keeps a copy of the request's log fields (in
+// one allocation) and of x's outcome: neither the request, nor its header map, body and
+// contexts, nor the request line, nor x stay pinned while the connection lives (a parked
+// SSE subscriber). Called by Hijack, on the handler's goroutine.
+func (x *exchange) hijackedConn(conn net.Conn) *observedConn {
 	x.hijacked = true
-	f := x.fields()
-	x.det = &requestFields{method: constant(f.method, http.MethodGet), path: strings.Clone(f.path),
-		query: strings.Clone(f.query), remote: strings.Clone(f.remote), proto: constant(f.proto, "HTTP/1.1")}
-	x.ri.DropBody()
-	x.r = nil
+	x.status = http.StatusOK // hijacking handlers write their own 200 head
+	return &observedConn{Conn: conn, o: x.o, f: packFields(x.fields()), oc: x.outcome()}
 }
 
-// constant returns c when s equals it, else a copy of s.
-func constant(s, c string) string {
-	if s == c {
-		return c
+// packedFields are requestFields copied into one string (a hijacked connection's).
+type packedFields struct {
+	s    string
+	ends [4]uint32 // where method, path, query and remote end in s; proto follows
+}
+
+func packFields(f requestFields) packedFields {
+	p := packedFields{s: f.method + f.path + f.query + f.remote + f.proto}
+	n := 0
+	for i, part := range [4]string{f.method, f.path, f.query, f.remote} {
+		n += len(part)
+		p.ends[i] = uint32(n)
 	}
-	return strings.Clone(s)
+	return p
 }
 
-// fields returns the request's log fields: from the request, or those kept by detach.
+func (p *packedFields) fields() requestFields {
+	e := p.ends
+	return requestFields{method: p.s[:e[0]], path: p.s[e[0]:e[1]], query: p.s[e[1]:e[2]],
+		remote: p.s[e[2]:e[3]], proto: p.s[e[3]:]}
+}
+
+// fields returns the request's log fields.
 func (x *exchange) fields() requestFields {
-	if x.r == nil {
-		return *x.det
-	}
 	l := requestFields{method: x.r.Method, remote: x.r.RemoteAddr, proto: x.r.Proto}
 	if u := x.r.URL; u.Opaque == "" && !u.ForceQuery {
 		l.path, l.query = u.EscapedPath(), u.RawQuery
@@ -107,47 +129,31 @@ func (x *exchange) fields() requestFields {
 	return l
 }
 
-// release drops one hold on x and finishes it with the last.
-func (x *exchange) release() {
-	if x.pending.Add(-1) == 0 {
-		x.finish()
-	}
-}
-
-func (x *exchange) finish() {
+// record writes the log line and updates the metrics of one finished exchange that wrote
+// n bytes.
+func (o *observer) record(f requestFields, oc outcome, n int64) {
 	now := time.Now()
-	d := now.Sub(x.start)
-	status, n := x.status, x.bytes.Load()
+	d := now.Sub(oc.start)
+	status := oc.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	l := requestLine{requestFields: x.fields()}
-	if m := x.o.m; m != nil {
-		s := m.series.get(seriesKey{route: routeLabel(x.ri.Route, x.mode), method: l.method, status: status})
+	if m := o.m; m != nil {
+		s := m.series.get(seriesKey{route: routeLabel(oc.route, oc.mode), method: f.method, status: status})
 		s.dur.Observe(d.Seconds())
 		s.bytes.Add(float64(n))
-		if x.mode != "" {
-			m.liveGauge(x.mode).Dec()
+		if oc.mode != "" {
+			m.liveGauge(oc.mode).Dec()
 		}
-		if l.method == http.MethodPost && status < 300 && (x.ri.Route == "stream" || x.ri.Route == "append_batch") {
+		if f.method == http.MethodPost && status < 300 && (oc.route == "stream" || oc.route == "append_batch") {
 			m.appends.Inc()
-			m.appendBytes.Add(float64(x.ri.BodyBytes))
+			m.appendBytes.Add(float64(oc.bodyBytes))
 		}
 	}
-	if x.o.log != nil {
-		l.time, l.status, l.bytes, l.duration, l.code, l.live = now, status, n, d, x.ri.Code, x.mode
-		logRequest(x.o.log, &l)
+	if o.log != nil {
+		l := requestLine{requestFields: f, time: now, status: status, bytes: n, duration: d, code: oc.code, live: oc.mode}
+		logRequest(o.log, &l)
 	}
-	x.recycle()
-}
-
-// recycle puts x back in the pool, unless its connection was hijacked.
-func (x *exchange) recycle() {
-	if x.hijacked {
-		return
-	}
-	*x = exchange{rec: recorder{x: x}}
-	exchanges.Put(x)
 }
 
 // routeLabel is the route label of a request: its route ("none" for no resource), with

@@ -26,7 +26,7 @@ func (w *recorder) Write(p []byte) (int, error) {
 		w.x.status = http.StatusOK
 	}
 	n, err := w.ResponseWriter.Write(p)
-	w.x.bytes.Add(int64(n))
+	w.x.bytes += int64(n)
 	return n, err
 }
 
@@ -46,23 +46,23 @@ func (w *recorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	w.x.status = http.StatusOK // hijacking handlers write their own 200 head
-	w.x.detach()
-	w.x.pending.Add(1)
-	return &observedConn{Conn: conn, x: w.x}, rw, nil
+	return w.x.hijackedConn(conn), rw, nil
 }
 
 // observedConn counts what is written to a hijacked connection and finishes its exchange
-// when closed.
+// when closed (exchange.hijackedConn).
 type observedConn struct {
 	net.Conn
-	x      *exchange
+	o      *observer
+	f      packedFields
+	oc     outcome
+	bytes  atomic.Int64
 	closed atomic.Bool
 }
 
 func (c *observedConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
-	c.x.bytes.Add(int64(n))
+	c.bytes.Add(int64(n))
 	return n, err
 }
 
@@ -77,7 +77,7 @@ func (c *observedConn) SetNetConn(n net.Conn) { c.Conn = n }
 func (c *observedConn) Close() error {
 	err := c.Conn.Close()
 	if c.closed.CompareAndSwap(false, true) {
-		c.x.release()
+		c.o.record(c.f.fields(), c.oc, c.bytes.Load())
 	}
 	return err
 }

@@ -240,14 +240,21 @@ func (x *sideBySide) callbackOp() string {
 	if !ok {
 		return "callback: no token yet"
 	}
-	acks, done := x.randomAcks(x.wh), x.rnd.IntN(2) == 0
+	return x.ackBy("callback", x.wh, h, 2, x.h.w.Callback)
+}
+
+// ackBy sends random acks by h's token of o through send (Worker.Callback or
+// Worker.Ack), done one time in doneOneIn, and compares the answer with the oracle's.
+func (x *sideBySide) ackBy(name string, o *oracle, h heldToken, doneOneIn int,
+	send func(context.Context, Key, string, AckRequest) (AckReply, error)) string {
+	acks, done := x.randomAcks(o), x.rnd.IntN(doneOneIn) == 0
 	wid, gen, owid, ogen := x.body(h)
-	got, gerr := x.h.w.Callback(context.Background(), x.wh.s.Key, h.token, AckRequest{WakeID: wid, Generation: gen, Acks: acks, Done: done})
+	got, gerr := send(context.Background(), o.s.Key, h.token, AckRequest{WakeID: wid, Generation: gen, Acks: acks, Done: done})
 	f := h.fence
 	f.WakeID, f.Gen = owid, ogen
-	want, werr := x.wh.ack(f, acks, done, x.now())
-	x.compare("callback", got, gerr, want, werr)
-	return fmt.Sprintf("callback gen %d done=%v acks %v: %v", gen, done, acks, gerr)
+	want, werr := o.ack(f, acks, done, x.now())
+	x.compare(name, got, gerr, want, werr)
+	return fmt.Sprintf("%s gen %d done=%v acks %v: %v", name, gen, done, acks, gerr)
 }
 
 func (x *sideBySide) hasToken(tok string) bool {
@@ -280,14 +287,7 @@ func (x *sideBySide) pullAckOp() string {
 	if !ok {
 		return "ack: no claim yet"
 	}
-	acks, done := x.randomAcks(x.pw), x.rnd.IntN(3) == 0
-	wid, gen, owid, ogen := x.body(h)
-	got, gerr := x.h.w.Ack(context.Background(), x.pw.s.Key, h.token, AckRequest{WakeID: wid, Generation: gen, Acks: acks, Done: done})
-	f := h.fence
-	f.WakeID, f.Gen = owid, ogen
-	want, werr := x.pw.ack(f, acks, done, x.now())
-	x.compare("ack", got, gerr, want, werr)
-	return fmt.Sprintf("ack gen %d done=%v acks %v: %v", gen, done, acks, gerr)
+	return x.ackBy("ack", x.pw, h, 3, x.h.w.Ack)
 }
 
 func (x *sideBySide) releaseOp() string {

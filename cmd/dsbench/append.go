@@ -13,13 +13,12 @@ import (
 
 // appendConfig configures the append workload.
 type appendConfig struct {
-	Streams  int           // number of streams written
-	Conns    int           // closed-loop writers, one connection each
-	Size     int           // payload bytes per append
-	Duration time.Duration // measured window
-	Warmup   time.Duration // unmeasured run before the window
-	Producer bool          // idempotent producer headers, one producer per writer
-	JSON     bool          // application/json streams and bodies
+	Streams  int  // number of streams written
+	Conns    int  // closed-loop writers, one connection each
+	Size     int  // payload bytes per append
+	Producer bool // idempotent producer headers, one producer per writer
+	JSON     bool // application/json streams and bodies
+	loopWindow
 	// Spread starts writer w at stream w*Streams/Conns instead of w, so that a run touches
 	// Conns x iterations distinct streams rather than about iterations (dsbench many).
 	Spread bool
@@ -35,16 +34,12 @@ func runAppend(args []string) error {
 	fs.IntVar(&c.Streams, "streams", 100, "number of streams; writer w writes streams w, w+1, w+2, ... in turn")
 	fs.IntVar(&c.Conns, "conns", 50, "closed-loop writers (one keep-alive connection each)")
 	fs.IntVar(&c.Size, "size", 100, "payload bytes per append (JSON: a {\"p\":\"xx..\"} object of exactly this size, >= 8)")
-	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "measured duration")
-	fs.DurationVar(&c.Warmup, "warmup", time.Second, "unmeasured warm-up before the measured duration")
+	registerWindow(fs, &c.loopWindow, 10*time.Second, "")
 	fs.BoolVar(&c.Producer, "producer", false, "idempotent producer headers (Producer-Id/Epoch/Seq): one producer per writer, epoch 0, seq +1 per append per stream")
 	fs.BoolVar(&c.JSON, "json", false, "application/json streams and bodies instead of text/plain")
-	fs.IntVar(&c.ServerPID, "server-pid", envInt("DS_SERVER_PID"), "server process on this machine whose CPU time per request is reported, from /proc/PID/stat (default $DS_SERVER_PID; 0 = none)")
+	registerServerPID(fs, &c.ServerPID, "CPU time per request is reported, from /proc/PID/stat")
 	fs.Usage = flagUsage(fs, "append", "Closed-loop single-message appends (POST {stream}); reports requests/s and latency.")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cm, err := common()
+	cm, err := common(args)
 	if err != nil {
 		return err
 	}

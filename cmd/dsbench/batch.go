@@ -13,14 +13,13 @@ import (
 
 // batchConfig configures the append-batch workload.
 type batchConfig struct {
-	Streams   int           // number of streams written
-	Conns     int           // closed-loop writers
-	Frames    int           // frames per append-batch request
-	FrameSize int           // payload bytes per frame
-	Duration  time.Duration // measured window of each phase
-	Warmup    time.Duration // unmeasured run before each phase
-	Baseline  bool          // also run single-message POSTs of FrameSize first
-	ServerPID int           // server process whose CPU per record is read from /proc (0 = not reported)
+	Streams    int  // number of streams written
+	Conns      int  // closed-loop writers
+	Frames     int  // frames per append-batch request
+	FrameSize  int  // payload bytes per frame
+	Baseline   bool // also run single-message POSTs of FrameSize first
+	ServerPID  int  // server process whose CPU per record is read from /proc (0 = not reported)
+	loopWindow      // of each phase
 }
 
 func runBatch(args []string) error {
@@ -31,17 +30,13 @@ func runBatch(args []string) error {
 	fs.IntVar(&c.Conns, "conns", 50, "closed-loop writers (one keep-alive connection each)")
 	fs.IntVar(&c.Frames, "frames", 100, "frames per append-batch request (servers may cap at 512)")
 	fs.IntVar(&c.FrameSize, "frame-size", 100, "payload bytes per frame")
-	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "measured duration of each phase")
-	fs.DurationVar(&c.Warmup, "warmup", time.Second, "unmeasured warm-up before each phase")
-	fs.IntVar(&c.ServerPID, "server-pid", envInt("DS_SERVER_PID"), "server process on this machine whose CPU time per batched record is reported, from /proc/PID/stat (default $DS_SERVER_PID; 0 = none)")
+	registerWindow(fs, &c.loopWindow, 10*time.Second, "each phase")
+	registerServerPID(fs, &c.ServerPID, "CPU time per batched record is reported, from /proc/PID/stat")
 	fs.BoolVar(&c.Baseline, "baseline", true, "first run single-message POSTs of --frame-size bytes on the same streams and report the records/s ratio")
 	fs.Usage = flagUsage(fs, "batch", "Append-batch (POST {stream}/append-batch, uint32-BE length-prefixed frames; extension §4):\n"+
 		"reports requests/s and records/s, and with --baseline the ratio to single POSTs in the same run.\n"+
 		"A server without append-batch (404/405/501) is reported as unsupported.")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cm, err := common()
+	cm, err := common(args)
 	if err != nil {
 		return err
 	}
@@ -87,7 +82,7 @@ func runBatch(args []string) error {
 		fmt.Printf("batch baseline: single POSTs of %dB, streams=%d conns=%d warmup=%v duration=%v\n",
 			c.FrameSize, c.Streams, c.Conns, c.Warmup, c.Duration)
 		single = appendLoop(ctx, t, appendConfig{Streams: c.Streams, Conns: c.Conns, Size: c.FrameSize,
-			Duration: c.Duration, Warmup: c.Warmup}, ctype)
+			loopWindow: c.loopWindow}, ctype)
 		fmt.Printf("single: %d records in %.2fs = %.1f records/s; statuses %s\n",
 			single.Records, single.Elapsed.Seconds(), single.perSecond(single.Records), single.Statuses)
 		printLatency(stdout, "single latency", &single.Latency)

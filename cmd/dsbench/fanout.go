@@ -35,16 +35,13 @@ func runFanout(args []string) error {
 	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "how long the writer publishes")
 	fs.DurationVar(&c.Drain, "drain", 5*time.Second, "after the last append, wait at most this long for every subscriber to receive everything")
 	fs.IntVar(&c.MaxInFlight, "max-inflight", 8, "appends the writer may have outstanding (open-loop pacing; 1 = wait for each answer)")
-	fs.IntVar(&c.ServerPID, "server-pid", envInt("DS_SERVER_PID"), "server process on this machine whose CPU time per delivery is reported, from /proc/PID/stat (default $DS_SERVER_PID; 0 = none)")
+	registerServerPID(fs, &c.ServerPID, "CPU time per delivery is reported, from /proc/PID/stat")
 	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", 60*time.Second, "time allowed for all subscribers to receive their first control event")
 	fs.Usage = flagUsage(fs, "fanout", "One writer appends at --rate to one text/plain stream while --subscribers SSE clients\n"+
 		"follow it from offset=now. Reports publish-to-receive latency per (event, subscriber), and\n"+
 		"per-subscriber lost and duplicated events. Subscribers reconnect from the last control\n"+
 		"event's streamNextOffset when the server ends a response.")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cm, err := common()
+	cm, err := common(args)
 	if err != nil {
 		return err
 	}

@@ -21,10 +21,7 @@ func runFill(args []string) error {
 		"fast as possible (appends of --chunk bytes as an idempotent producer, so a retried append\n"+
 		"is not stored twice). Used by tools/bench/startup.sh before restarting the server.\n"+
 		"The RESULT line names a stream to probe (probe_url).")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cm, err := common()
+	cm, err := common(args)
 	if err != nil {
 		return err
 	}

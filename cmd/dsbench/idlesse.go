@@ -22,10 +22,7 @@ func runIdleSSE(args []string) error {
 	limit := fs.Float64("limit-kib", 20, "report within_limit=1 when the RSS growth per subscriber is at most this many KiB")
 	fs.Usage = flagUsage(fs, "idle-sse", "Opens --subscribers SSE subscriptions (offset=now) that receive no data, and reports\n"+
 		"the server's RSS growth per subscriber (VmRSS of --server-pid before and after).")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cm, err := common()
+	cm, err := common(args)
 	if err != nil {
 		return err
 	}

@@ -15,16 +15,15 @@ import (
 
 // manyConfig configures the many-streams workload (issue 19, target 6).
 type manyConfig struct {
-	Streams   int           // streams created in the bucket
-	Setup     bool          // create and append to them (false: they exist from an earlier run)
-	Conns     int           // setup requests in flight
-	Spread    int           // streams the spread appends cycle over
-	Duration  time.Duration // measured window of each append loop
-	Warmup    time.Duration // unmeasured run before each window
-	PageLimit int           // listing page size
-	PageReps  int           // listing requests per cursor position
-	Settle    time.Duration // wait before reading RSS
-	ServerPID int
+	Streams    int           // streams created in the bucket
+	Setup      bool          // create and append to them (false: they exist from an earlier run)
+	Conns      int           // setup requests in flight
+	Spread     int           // streams the spread appends cycle over
+	PageLimit  int           // listing page size
+	PageReps   int           // listing requests per cursor position
+	Settle     time.Duration // wait before reading RSS
+	ServerPID  int
+	loopWindow // of each append loop
 }
 
 func runMany(args []string) error {
@@ -35,21 +34,17 @@ func runMany(args []string) error {
 	fs.BoolVar(&c.Setup, "setup", true, "create the streams and append once to each; false: they exist already (same --bucket and --prefix)")
 	fs.IntVar(&c.Conns, "conns", 32, "setup requests in flight (keep-alive connections)")
 	fs.IntVar(&c.Spread, "spread", 100000, "streams the spread appends cycle over (at most --streams; compared with 100 streams in the same run)")
-	fs.DurationVar(&c.Duration, "duration", 8*time.Second, "measured duration of each append loop")
-	fs.DurationVar(&c.Warmup, "warmup", time.Second, "unmeasured warm-up before each append loop")
+	registerWindow(fs, &c.loopWindow, 8*time.Second, "each append loop")
 	fs.IntVar(&c.PageLimit, "page-limit", 100, "listing page size (limit=, 1..1000)")
 	fs.IntVar(&c.PageReps, "page-reps", 50, "listing requests per cursor position")
 	fs.DurationVar(&c.Settle, "settle", 3*time.Second, "wait after the setup before reading the server's RSS")
-	fs.IntVar(&c.ServerPID, "server-pid", envInt("DS_SERVER_PID"), "server process whose VmRSS and CPU time are read from /proc (default $DS_SERVER_PID; 0 = not reported)")
+	registerServerPID(fs, &c.ServerPID, "VmRSS and CPU time are read from /proc")
 	fs.Usage = flagUsage(fs, "many", "Many streams in one bucket (issue 19, target 6): creates --streams streams with PUT and\n"+
 		"appends once to each, reports the server's RSS per stream; then closed-loop appends (50\n"+
 		"connections, 100 B) spread over --spread streams against the same over 100 streams (ratio),\n"+
 		"and the latency of a listing page (GET {base}/{bucket}/streams?after=&limit=, extension §1.4) at the first, middle\n"+
 		"and last cursor. The RESULT line names a stream to probe after a restart (probe_url).")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cm, err := common()
+	cm, err := common(args)
 	if err != nil {
 		return err
 	}
@@ -179,7 +174,7 @@ func manySpread(ctx context.Context, t *Target, c manyConfig, r *Result) error {
 		if spread {
 			warmup = 0 // the cold run measures first touches, the warm one repeats them
 		}
-		ac := appendConfig{Streams: streams, Conns: 50, Size: 100, Duration: c.Duration, Warmup: warmup, Spread: spread}
+		ac := appendConfig{Streams: streams, Conns: 50, Size: 100, loopWindow: loopWindow{c.Duration, warmup}, Spread: spread}
 		cpu0, err0 := serverCPU(c.ServerPID)
 		st := appendLoop(ctx, t, ac, "text/plain")
 		cpu1, err1 := serverCPU(c.ServerPID)

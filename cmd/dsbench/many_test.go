@@ -60,7 +60,7 @@ func TestManyCreatesAppendsOnceAndListsAtEachCursor(t *testing.T) {
 	f := &manyFake{created: map[string]int{}, appends: map[string]int{}, afters: map[string]int{}}
 	tg := testTarget(t, f, 4)
 	tg.Bucket = "b"
-	c := manyConfig{Streams: 140, Setup: true, Conns: 4, Spread: 130, Duration: 100 * time.Millisecond,
+	c := manyConfig{Streams: 140, Setup: true, Conns: 4, Spread: 130, loopWindow: loopWindow{Duration: 100 * time.Millisecond},
 		PageLimit: 7, PageReps: 3}
 	r := NewResult("many", nil)
 	ctx := context.Background()
@@ -133,7 +133,7 @@ func TestSpreadAppendsStartWritersAtSpacedStreams(t *testing.T) {
 		w.WriteHeader(204)
 	})
 	tg := testTarget(t, h, 4)
-	st := appendLoop(context.Background(), tg, appendConfig{Streams: 400, Conns: 4, Size: 10, Duration: 50 * time.Millisecond, Spread: true}, "text/plain")
+	st := appendLoop(context.Background(), tg, appendConfig{Streams: 400, Conns: 4, Size: 10, loopWindow: loopWindow{Duration: 50 * time.Millisecond}, Spread: true}, "text/plain")
 	if st.Statuses.Errors() != 0 {
 		t.Fatal(st.Statuses)
 	}

@@ -40,16 +40,13 @@ func runReplay(args []string) error {
 	fs.BoolVar(&c.Read, "read", true, "run the readers (--read=false: setup only)")
 	fs.BoolVar(&c.Bootstrap, "bootstrap", false, "read each stream with one GET {stream}/bootstrap (multipart/mixed) instead of catch-up reads")
 	fs.BoolVar(&c.PutBody, "put-body", false, "setup: create each stream with its whole content (messages x msg-size bytes) as the PUT body: one request per stream, one message")
-	fs.IntVar(&c.ServerPID, "server-pid", envInt("DS_SERVER_PID"), "server process on this machine whose CPU time per MB read is reported, from /proc/PID/stat (default $DS_SERVER_PID; 0 = none)")
+	registerServerPID(fs, &c.ServerPID, "CPU time per MB read is reported, from /proc/PID/stat")
 	fs.BoolVar(&c.Snapshot, "snapshot", false, "setup: publish a snapshot at the midpoint offset (PUT {stream}/snapshot/{offset}) where the server supports it")
 	fs.IntVar(&c.SnapSize, "snapshot-size", 0, "with --snapshot: the snapshot blob's size in bytes (0: the first half's bytes)")
 	fs.Usage = flagUsage(fs, "replay", "Clients read whole pre-filled streams at once: catch-up (GET ?offset=-1, following\n"+
 		"Stream-Next-Offset until Stream-Up-To-Date) or /bootstrap. Reports per-client replay time\n"+
 		"(p50/p99), per-request latency and MB/s, and checks every client got the whole stream.")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cm, err := common()
+	cm, err := common(args)
 	if err != nil {
 		return err
 	}
@@ -195,6 +192,10 @@ func replayRead(ctx context.Context, t *Target, c replayConfig, workload string)
 		parts    int
 	}
 	results := make([]clientResult, c.Clients)
+	// Catch-up readers each own a connection read from their own goroutine (writerClients),
+	// the same for every server; /bootstrap keeps the shared Transport its figures were
+	// first measured with (issue 19 target 7 compares them with an older run).
+	clients := t.writerClients(c.Clients)
 	gate := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range results {
@@ -208,7 +209,7 @@ func replayRead(ctx context.Context, t *Target, c replayConfig, workload string)
 				res.bytes, res.parts, res.err = bootstrapRead(ctx, t.Client, t.ExtURL(t.StreamName(i%c.Streams)), &res.lat, res.statuses)
 				res.reqs = 1
 			} else {
-				res.bytes, res.reqs, res.err = catchUpRead(ctx, t.Client, u, &res.lat, res.statuses)
+				res.bytes, res.reqs, res.err = catchUpRead(ctx, clients[i], u, &res.lat, res.statuses)
 			}
 			res.elapsed = time.Since(t0)
 		})

@@ -28,10 +28,7 @@ func runStallBody(args []string) error {
 		"bytes of it and stall. Reports the server's peak RSS growth and the answers the stalled\n"+
 		"requests got (404 at once for a missing stream, 503 past the body budget, 408 after the\n"+
 		"body idle timeout).")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cm, err := common()
+	cm, err := common(args)
 	if err != nil {
 		return err
 	}

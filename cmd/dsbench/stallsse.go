@@ -26,10 +26,7 @@ func runStallSSE(args []string) error {
 		"small stream. Reports the server's peak RSS growth, the peak send queues of its sockets\n"+
 		"(/proc/net/tcp) and the kernel's TCP memory, the healthy readers' latency, and how many\n"+
 		"stalled readers the server reset.")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cm, err := common()
+	cm, err := common(args)
 	if err != nil {
 		return err
 	}

@@ -28,14 +28,18 @@ type Common struct {
 	Timeout time.Duration // per request (not applied to SSE responses)
 }
 
-// registerCommon adds --base, --bucket, --prefix, --tags and --timeout to fs.
-func registerCommon(fs *flag.FlagSet) func() (Common, error) {
+// registerCommon adds --base, --bucket, --prefix, --tags and --timeout to fs. The
+// function it returns parses args into fs and returns the common options.
+func registerCommon(fs *flag.FlagSet) func(args []string) (Common, error) {
 	base := fs.String("base", os.Getenv("DS_BASE_URL"), "server base URL (default $DS_BASE_URL)")
 	bucket := fs.String("bucket", "", "bucketed surface: streams at {base}/{bucket}/{name}, bucket created with PUT {base}/{bucket}; empty = flat {base}/v1/stream/{name}")
 	prefix := fs.String("prefix", "", "stream name prefix (default bench-<random>, fresh each run)")
 	tags := fs.String("tags", os.Getenv("BENCH_TAGS"), `extra "key=value key=value" pairs copied into the RESULT line, e.g. "server=dsd round=1" (default $BENCH_TAGS)`)
 	timeout := fs.Duration("timeout", 30*time.Second, "per-request timeout (SSE responses excepted)")
-	return func() (Common, error) {
+	return func(args []string) (Common, error) {
+		if err := fs.Parse(args); err != nil {
+			return Common{}, err
+		}
 		c := Common{Base: strings.TrimRight(*base, "/"), Bucket: *bucket, Prefix: *prefix, Timeout: *timeout}
 		if c.Base == "" {
 			return c, errors.New("--base (or $DS_BASE_URL) is required")

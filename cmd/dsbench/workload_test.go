@@ -49,7 +49,7 @@ func TestAppendLoopProducerSeqsAreGaplessPerStream(t *testing.T) {
 		w.WriteHeader(200)
 	})
 	tg := testTarget(t, h, 4)
-	st := appendLoop(context.Background(), tg, appendConfig{Streams: 3, Conns: 4, Size: 50, Duration: 500 * time.Millisecond, // long enough for each conn to walk all 3 streams on a loaded machine
+	st := appendLoop(context.Background(), tg, appendConfig{Streams: 3, Conns: 4, Size: 50, loopWindow: loopWindow{Duration: 500 * time.Millisecond}, // long enough for each conn to walk all 3 streams on a loaded machine
 		Producer: true, JSON: true}, "application/json")
 	if bad != 0 || st.Statuses.Errors() != 0 {
 		t.Fatalf("malformed requests %d, statuses %v", bad, st.Statuses)
@@ -78,7 +78,7 @@ func TestBatchLoopCountsAcknowledgedFrames(t *testing.T) {
 		json.NewEncoder(w).Encode(acks)
 	})
 	tg := testTarget(t, h, 2)
-	c := batchConfig{Streams: 2, Conns: 2, Frames: 5, FrameSize: 10, Duration: 50 * time.Millisecond}
+	c := batchConfig{Streams: 2, Conns: 2, Frames: 5, FrameSize: 10, loopWindow: loopWindow{Duration: 50 * time.Millisecond}}
 	body := encodeBatch([][]byte{appendPayload(10, false), appendPayload(10, false), appendPayload(10, false),
 		appendPayload(10, false), appendPayload(10, false)})
 	frames, st := batchLoop(context.Background(), tg, c, "text/plain", body)

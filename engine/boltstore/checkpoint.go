@@ -119,11 +119,14 @@ func (s *Store) logged(group []storage.Change, end logPos, size int64) {
 	}
 }
 
-// recover replays the log after the data file's stored position into the data file,
-// cutting off a torn last record, and leaves an empty log whose next segment follows
-// every segment seen. Errors: ErrLogCorrupt, IO.
+// recover replays the log after the data file's stored position into the data file, in
+// transactions of about CheckpointBytes of log each (a crash in between resumes from the
+// last one's position), cutting off a torn last record, and leaves an empty log whose
+// next segment follows every segment seen. A damaged log changes nothing. Errors:
+// ErrLogCorrupt, IO.
 func (s *Store) recover(dir string) error {
-	s.log = wal{dir: filepath.Join(dir, LogDir), noSync: s.opts.NoSync}
+	s.log = wal{dir: filepath.Join(dir, LogDir), noSync: s.opts.NoSync,
+		zero: zeroer{ahead: s.opts.ZeroAhead, limit: s.opts.SegmentBytes, noSync: s.opts.NoSync}}
 	from, err := s.storedLogPos()
 	if err != nil {
 		return err
@@ -145,13 +148,19 @@ func (s *Store) recover(dir string) error {
 	if sc.last == 0 && from.seg != 0 {
 		return nil // no log: a clean close
 	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		for _, g := range sc.groups {
-			if err := applyGroup(tx, g); err != nil {
-				return err
+	bound := s.opts.CheckpointBytes
+	if bound <= 0 {
+		bound = DefaultCheckpointBytes
+	}
+	err = replayBatches(sc.groups, bound, next, func(batch []loggedGroup, pos logPos) error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			for _, g := range batch {
+				if err := applyGroup(tx, g.changes); err != nil {
+					return err
+				}
 			}
-		}
-		return tx.Bucket(bktSystem).Put(keyLogPos, next.bytes())
+			return tx.Bucket(bktSystem).Put(keyLogPos, pos.bytes())
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("boltstore: replay the group log: %w", err)
@@ -163,6 +172,27 @@ func (s *Store) recover(dir string) error {
 		return nil // not empty: files of someone else's; harmless
 	}
 	return nil
+}
+
+// replayBatches calls apply on consecutive runs of groups of at most bound bytes (a larger
+// group is a run of its own), in order, each with the log position after its last group;
+// the last run (empty when groups is) gets end instead. It stops at apply's first error.
+func replayBatches(groups []loggedGroup, bound int64, end logPos, apply func([]loggedGroup, logPos) error) error {
+	for {
+		n, size := 0, int64(0)
+		for n < len(groups) && (n == 0 || size+groups[n].size <= bound) {
+			size += groups[n].size
+			n++
+		}
+		pos := end
+		if n < len(groups) {
+			pos = groups[n-1].end
+		}
+		if err := apply(groups[:n], pos); err != nil || n == len(groups) {
+			return err
+		}
+		groups = groups[n:]
+	}
 }
 
 func (s *Store) storedLogPos() (logPos, error) {

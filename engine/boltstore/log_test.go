@@ -127,22 +127,29 @@ func (img dirImage) write(t *testing.T, dst string) {
 
 func copyDir(t *testing.T, src, dst string) { readDir(t, src).write(t, dst) }
 
-// crashedDir leaves in a directory a data file holding only the create and a log of n
-// appends (the state a crash leaves before any checkpoint), and returns the directory
-// and the log's only segment.
-func crashedDir(t *testing.T, n int) (dir, seg string) {
-	live := t.TempDir()
-	st, err := boltstore.Open(live, never)
+// openWithAppends opens a store with opts on a new directory, creates the stream and
+// commits n appends: it returns the store, its directory and the stream's tail.
+func openWithAppends(t *testing.T, opts boltstore.Options, n int) (st *boltstore.Store, dir string, tail uint64) {
+	t.Helper()
+	dir = t.TempDir()
+	st, err := boltstore.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	logStream(t, st)
-	tail := uint64(0)
 	for i := range n {
 		tail = appendUnit(t, st, i, tail)
 	}
+	return st, dir, tail
+}
+
+// crashCopy copies the open store st's directory live (no write transaction runs: the
+// copy is the state a crash leaves), closes st, and returns the copy and its log's only
+// segment.
+func crashCopy(t *testing.T, st *boltstore.Store, live string) (dir, seg string) {
+	t.Helper()
 	dir = t.TempDir()
-	copyDir(t, live, dir) // no write transaction runs: the copy is the file a crash leaves
+	copyDir(t, live, dir)
 	st.Close()
 	segs, _ := filepath.Glob(filepath.Join(dir, boltstore.LogDir, "*.seg"))
 	if len(segs) != 1 {
@@ -151,10 +158,26 @@ func crashedDir(t *testing.T, n int) (dir, seg string) {
 	return dir, segs[0]
 }
 
+// crashedDir leaves in a directory a data file holding only the create and a log of n
+// appends (the state a crash leaves before any checkpoint), and returns the directory
+// and the log's only segment.
+func crashedDir(t *testing.T, n int) (dir, seg string) {
+	st, live, _ := openWithAppends(t, never, n)
+	return crashCopy(t, st, live)
+}
+
 // A log cut at any byte (a crash during a group's write) reopens to exactly the groups
-// whose records are whole: a prefix of the acknowledged appends, never a part of one.
+// whose records are whole: a prefix of the acknowledged appends, never a part of one;
+// the same with zeros after the cut (the zeroer's, written ahead): a zero tail is the
+// log's end, a torn record before zeros is cut with a warning, and dsd check agrees.
 // Spec: DESIGN.md D4.
 func TestTornLogTailReopensToAPrefix(t *testing.T) {
+	for _, zeros := range []int{0, 3000} {
+		t.Run(fmt.Sprintf("zeros=%d", zeros), func(t *testing.T) { tornTail(t, zeros) })
+	}
+}
+
+func tornTail(t *testing.T, zeros int) {
 	const n = 40
 	template, seg := crashedDir(t, n)
 	full, err := os.ReadFile(seg)
@@ -170,8 +193,21 @@ func TestTornLogTailReopensToAPrefix(t *testing.T) {
 	for _, cut := range cuts(ends) {
 		dir := filepath.Join(root, strconv.Itoa(cut))
 		img.write(t, dir)
-		if err := os.Truncate(filepath.Join(dir, boltstore.LogDir, filepath.Base(seg)), int64(cut)); err != nil {
+		path := filepath.Join(dir, boltstore.LogDir, filepath.Base(seg))
+		if err := os.Truncate(path, int64(cut)); err != nil {
 			t.Fatal(err)
+		}
+		if err := os.Truncate(path, int64(cut+zeros)); err != nil { // zeros after the cut
+			t.Fatal(err)
+		}
+		whole := 0
+		for whole < n && ends[whole] <= cut {
+			whole++
+		}
+		torn := cut > 0 && (whole == 0 || ends[whole-1] != cut)
+		rep, err := boltstore.CheckFile(filepath.Join(dir, boltstore.FileName))
+		if err != nil || len(rep.Problems) != 0 || rep.Logged != whole || rep.LoggedTorn != torn {
+			t.Fatalf("cut at %d: check: %v %+v, want %d groups, torn=%v", cut, err, rep, whole, torn)
 		}
 		warned := 0
 		opts := never
@@ -180,15 +216,11 @@ func TestTornLogTailReopensToAPrefix(t *testing.T) {
 		if err != nil {
 			t.Fatalf("cut at %d: %v", cut, err)
 		}
-		whole := 0
-		for whole < n && ends[whole] <= cut {
-			whole++
-		}
 		tail, data := contents(t, st)
 		if tail != uint64(whole*10) || data != prefix(whole) {
 			t.Fatalf("cut at %d: tail %d, data %q; want the first %d appends", cut, tail, data, whole)
 		}
-		if torn := cut > 0 && (whole == 0 || ends[whole-1] != cut); (warned == 1) != torn {
+		if (warned == 1) != torn {
 			t.Fatalf("cut at %d: %d warnings, torn=%v", cut, warned, torn)
 		}
 		st.Close()
@@ -352,4 +384,79 @@ func TestKillBeforeCheckpointLosesNothing(t *testing.T) {
 		t.Fatalf("after the kill: tail %d (acknowledged %d), data is a prefix: %v", tail, acked, data == prefix(int(tail/10)))
 	}
 	t.Logf("killed after %d acknowledged appends in the log only; reopened with %d", acked/10, tail/10)
+}
+
+// checkpointedDir leaves in a directory the state a crash leaves after every one of n
+// appends was checkpointed: the data file's log position is the end of the only segment.
+func checkpointedDir(t *testing.T, n int) (dir, seg string) {
+	opts := never
+	opts.CheckpointBytes, opts.CheckpointInline = 1, true
+	st, live, _ := openWithAppends(t, opts, n)
+	return crashCopy(t, st, live)
+}
+
+// A segment shorter than the data file's log position (truncated, or replaced by another
+// file) has lost groups: Open refuses with ErrLogCorrupt and dsd check reports it. A
+// position at the segment's very end is a whole log.
+func TestLogPositionPastTheSegmentRefusesOpen(t *testing.T) {
+	for _, how := range []string{"intact", "truncated", "replaced"} {
+		t.Run(how, func(t *testing.T) {
+			dir, seg := checkpointedDir(t, 6)
+			b, _ := os.ReadFile(seg)
+			switch how {
+			case "truncated":
+				b = b[:recordEnds(b)[3]]
+			case "replaced":
+				b = boltstore.EncodeLogRecord([]storage.Change{{SID: 1, Records: true}})
+			}
+			if err := os.WriteFile(seg, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := boltstore.CheckFile(filepath.Join(dir, boltstore.FileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := boltstore.Open(dir, never)
+			if how == "intact" {
+				if err != nil || len(rep.Problems) != 0 || rep.Logged != 0 {
+					t.Fatalf("intact: open %v, check %+v", err, rep)
+				}
+				defer st.Close()
+				if tail, data := contents(t, st); tail != 60 || data != prefix(6) {
+					t.Fatalf("intact: tail %d, data %q", tail, data)
+				}
+				return
+			}
+			if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "only") {
+				t.Fatalf("check: %+v", rep)
+			}
+			if !errors.Is(err, boltstore.ErrLogCorrupt) {
+				t.Fatalf("open: %v, want ErrLogCorrupt", err)
+			}
+		})
+	}
+}
+
+// A log far larger than the recovery's transaction bound is replayed whole, in many
+// transactions, and leaves no log behind.
+func TestRecoveryInBoundedTransactionsReplaysAll(t *testing.T) {
+	const n = 50
+	dir, _ := crashedDir(t, n)
+	opts := never
+	opts.CheckpointBytes = 100 // a few records per transaction
+	st, err := boltstore.Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tail, data := contents(t, st)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if tail != n*10 || data != prefix(n) {
+		t.Fatalf("tail %d, data %q; want %d appends", tail, data, n)
+	}
+	rep, err := boltstore.CheckFile(filepath.Join(dir, boltstore.FileName))
+	if err != nil || len(rep.Problems) != 0 || rep.Logged != 0 {
+		t.Fatalf("check: %v %+v", err, rep)
+	}
 }

@@ -218,11 +218,7 @@ func decodePayload(p []byte) ([]storage.Change, error) {
 		return nil, fmt.Errorf("%w: unknown version", errRecord)
 	}
 	d := &decoder{b: p[1:]}
-	n := d.count(2)
-	group := make([]storage.Change, 0, n)
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		group = append(group, d.change())
-	}
+	group := items(d, d.count(2), d.change)
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("trailing bytes")
 	}
@@ -245,8 +241,12 @@ func (d *decoder) fail(what string) {
 	d.b = nil
 }
 
-func (d *decoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
+func (d *decoder) uvarint() uint64 { return integer(d, binary.Uvarint) }
+func (d *decoder) varint() int64   { return integer(d, binary.Varint) }
+
+// integer reads one integer with read (binary.Uvarint or binary.Varint).
+func integer[T int64 | uint64](d *decoder, read func([]byte) (T, int)) T {
+	v, n := read(d.b)
 	if n <= 0 {
 		d.fail("bad integer")
 		return 0
@@ -255,14 +255,16 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
-func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("bad integer")
-		return 0
+// items reads n items with read, stopping at the first failure (nil when n is 0).
+func items[T any](d *decoder, n uint64, read func() T) []T {
+	var out []T
+	if n > 0 {
+		out = make([]T, 0, n)
 	}
-	d.b = d.b[n:]
-	return v
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		out = append(out, read())
+	}
+	return out
 }
 
 // count reads a count of items of at least min bytes each: more than the bytes left hold
@@ -347,10 +349,7 @@ func (d *decoder) change() storage.Change {
 	}
 	c.Retained = mask&hasRetained != 0
 	if mask&hasUnbind != 0 {
-		n := d.list(3)
-		for i := uint64(0); i < n; i++ {
-			c.Unbind = append(c.Unbind, d.binding())
-		}
+		c.Unbind = items(d, d.list(3), d.binding)
 	}
 	if mask&hasBucket != 0 {
 		c.Bucket = &storage.BucketPut{ID: string(d.bytes())}
@@ -361,19 +360,13 @@ func (d *decoder) change() storage.Change {
 		d.fail("bucket record without a bucket")
 	}
 	if mask&hasSubs != 0 {
-		n := d.list(3)
-		for i := uint64(0); i < n; i++ {
-			c.Subs = append(c.Subs, d.kv())
-		}
+		c.Subs = items(d, d.list(3), d.kv)
 	}
 	if mask&hasMeta != 0 {
 		c.Meta = d.meta()
 	}
 	if mask&hasAlso != 0 {
-		n := d.list(1)
-		for i := uint64(0); i < n && d.err == nil; i++ {
-			c.Also = append(c.Also, d.meta())
-		}
+		c.Also = items(d, d.list(1), d.meta)
 	}
 	return c
 }
@@ -390,10 +383,7 @@ func (d *decoder) producer(mask uint64) *storage.ProducerPut {
 	p := &storage.ProducerPut{ID: string(d.bytes())}
 	if mask&hasProducerState != 0 {
 		st := &storage.ProducerState{Epoch: d.uvarint(), LastSeq: d.uvarint()}
-		n := d.count(4)
-		for i := uint64(0); i < n; i++ {
-			st.Receipts = append(st.Receipts, d.receipt())
-		}
+		st.Receipts = items(d, d.count(4), d.receipt)
 		p.State = st
 	}
 	if mask&hasReceipt != 0 {

@@ -51,6 +51,7 @@ type wal struct {
 	pos    logPos   // the end of the last durable record
 	buf    []byte
 	broken error // a failed append whose bytes could not be cut off: appends fail
+	zero   zeroer
 }
 
 func segName(seg uint64) string { return fmt.Sprintf("%012d%s", seg, segSuffix) }
@@ -67,7 +68,7 @@ func (w *wal) append(group []storage.Change) (logPos, error) {
 		}
 	}
 	w.buf = appendFrame(w.buf[:0], group)
-	_, err := w.f.WriteAt(w.buf, int64(w.pos.off))
+	err := w.zero.writeAt(w.buf, int64(w.pos.off))
 	if err == nil && !w.noSync {
 		err = fdatasync(w.f)
 	}
@@ -85,7 +86,7 @@ func (w *wal) append(group []storage.Change) (logPos, error) {
 // cut removes what a failed append may have left; when it cannot, the log refuses
 // appends until repair succeeds (a probe).
 func (w *wal) cut() {
-	if err := w.f.Truncate(int64(w.pos.off)); err != nil {
+	if err := w.zero.truncate(int64(w.pos.off)); err != nil {
 		w.broken = fmt.Errorf("boltstore: cut a failed group off the log: %w", err)
 		return
 	}
@@ -122,6 +123,7 @@ func (w *wal) create() error {
 		}
 	}
 	w.f, w.pos.off = f, 0
+	w.zero.setFile(f)
 	return nil
 }
 
@@ -131,12 +133,14 @@ func (w *wal) rotate() {
 	if w.f == nil {
 		return
 	}
+	w.zero.setFile(nil)
 	w.f.Close()
 	w.f = nil
 	w.pos = logPos{w.pos.seg + 1, 0}
 }
 
 func (w *wal) close() error {
+	w.zero.halt()
 	if w.f == nil {
 		return nil
 	}
@@ -194,9 +198,17 @@ func removeBelow(dir string, seg uint64) error {
 	return nil
 }
 
+// loggedGroup is one record a log scan found: its group, the log position after it and
+// its size in bytes.
+type loggedGroup struct {
+	changes []storage.Change
+	end     logPos
+	size    int64
+}
+
 // scanned is what a log scan found after a position.
 type scanned struct {
-	groups [][]storage.Change
+	groups []loggedGroup
 	bytes  int64
 	last   uint64 // the highest segment number present (0: none)
 	// torn is the segment and offset of a record cut short at the very end of the last
@@ -205,8 +217,11 @@ type scanned struct {
 	tornLen int64
 }
 
-// scanLog reads every record after from in dir. A bad record in the last segment is torn
-// when no whole record follows it; any other bad record is ErrLogCorrupt.
+// scanLog reads every record after from in dir. Zeros after a segment's last record are
+// its end (zeroer). A bad record in the last segment is torn when no whole record follows
+// it (zeros may); any other bad record is ErrLogCorrupt, and so is a
+// segment from.seg shorter than from.off (truncated or replaced: the groups the data
+// file lacks are gone).
 func scanLog(dir string, from logPos) (scanned, error) {
 	var sc scanned
 	segs, err := segments(dir)
@@ -234,22 +249,39 @@ func scanLog(dir string, from logPos) (scanned, error) {
 }
 
 func (sc *scanned) scanSegment(seg uint64, b []byte, off uint64, last bool) error {
+	if off > uint64(len(b)) {
+		return fmt.Errorf("%w: the data file's log position is byte %d of segment %s, which has only %d bytes (truncated or replaced)",
+			ErrLogCorrupt, off, segName(seg), len(b))
+	}
 	for off < uint64(len(b)) {
 		group, n, err := readRecord(b[off:])
 		if err == nil {
-			sc.groups = append(sc.groups, group)
-			sc.bytes += int64(n)
 			off += uint64(n)
+			sc.groups = append(sc.groups, loggedGroup{group, logPos{seg, off}, int64(n)})
+			sc.bytes += int64(n)
 			continue
 		}
-		if last && tornTail(b[off:]) {
-			sc.torn, sc.tornLen = &logPos{seg, off}, int64(len(b))-int64(off)
+		rest := trimZeros(b[off:])
+		if len(rest) == 0 {
+			return nil // the zeros written ahead (zeroer): the end of the segment
+		}
+		if last && tornTail(rest) {
+			sc.torn, sc.tornLen = &logPos{seg, off}, int64(len(rest))
 			return nil
 		}
 		return fmt.Errorf("%w: segment %s at byte %d: %v (more data follows, so it is not a write cut short)",
 			ErrLogCorrupt, segName(seg), off, err)
 	}
 	return nil
+}
+
+// trimZeros returns b without its trailing zero bytes.
+func trimZeros(b []byte) []byte {
+	i := len(b)
+	for i > 0 && b[i-1] == 0 {
+		i--
+	}
+	return b[:i]
 }
 
 // readRecord decodes the record at the start of b and returns its size.

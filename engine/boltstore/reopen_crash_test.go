@@ -9,29 +9,18 @@ import (
 // A clean close removes the log; groups logged after the next open must be replayed whole
 // after a crash (the new segment is numbered above the stored log position).
 func TestCrashAfterCleanCloseAndReopenLosesNothing(t *testing.T) {
-	live := t.TempDir()
-	st, err := boltstore.Open(live, never)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logStream(t, st)
-	tail := uint64(0)
-	for i := range 5 {
-		tail = appendUnit(t, st, i, tail)
-	}
+	st, live, tail := openWithAppends(t, never, 5)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, err = boltstore.Open(live, never)
+	st, err := boltstore.Open(live, never)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 5; i < 12; i++ {
 		tail = appendUnit(t, st, i, tail)
 	}
-	dir := t.TempDir()
-	copyDir(t, live, dir) // the state a crash leaves
-	st.Close()
+	dir, _ := crashCopy(t, st, live)
 	st, err = boltstore.Open(dir, never)
 	if err != nil {
 		t.Fatalf("reopen after crash: %v", err)

@@ -5,8 +5,10 @@
 // receipts, metas) is one record appended to the group log, LogDir: segment files
 // "dsd.log/000000000001.seg", ... each a sequence of records framed by length and
 // CRC-32C (logcodec.go). One write(2) and one fdatasync per group is the durability point
-// (D4). The checkpointer then applies every group logged since its last run to the data
-// file in one bbolt transaction, together with the log position it reached
+// (D4); zeros kept synced ahead of the last record (zeroahead.go) make that fdatasync a
+// flush of data only, and zeros after a segment's last record are its end. The
+// checkpointer then applies every group logged since its last run to the data file in
+// one bbolt transaction, together with the log position it reached
 // (system "log_pos"), and deletes the segments wholly below it: bbolt's page writes are
 // paid once per checkpoint, not per group. Until then the groups live in memory as
 // layers (overlay.go) that every read merges with the data file, so reads see every
@@ -14,12 +16,13 @@
 // bucket, subscription records) is applied to the data file directly, in the same
 // transaction as a checkpoint of everything logged before it.
 //
-// Open replays the log after the stored position into the data file. A record cut short
-// at the very end of the last segment is a group whose sync never returned (never
-// acknowledged): it is cut off with a warning. A damaged record followed by more data is
-// ErrLogCorrupt and Open refuses the directory (CheckFile reports it too). Close and
-// Backup checkpoint first; a cleanly closed store leaves no log, so its data file is
-// complete on its own.
+// Open replays the log after the stored position into the data file, in transactions of
+// about CheckpointBytes of log each. A record cut short at the very end of the last
+// segment is a group whose sync never returned (never acknowledged): it is cut off with a
+// warning. A damaged record followed by more data, or a segment shorter than the stored
+// position, is ErrLogCorrupt and Open refuses the directory (CheckFile reports it too).
+// Close and Backup checkpoint first; a cleanly closed store leaves no log, so its data
+// file is complete on its own.
 package boltstore
 
 import (
@@ -63,6 +66,10 @@ type Options struct {
 	// SegmentBytes is the size past which the log starts a new segment (0:
 	// DefaultSegmentBytes).
 	SegmentBytes int64
+	// ZeroAhead is how many bytes of zeros the log keeps written and synced past its last
+	// record, in the background, so that a group's fdatasync flushes data only (0:
+	// DefaultZeroAhead, none with NoSync; negative: none).
+	ZeroAhead int64
 	// Warn receives what recovery repaired (nil: slog.Warn).
 	Warn func(msg string, args ...any)
 }
@@ -124,6 +131,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.startCheckpointer()
+	s.log.zero.start()
 	return s, nil
 }
 
@@ -136,6 +144,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.SegmentBytes <= 0 {
 		o.SegmentBytes = DefaultSegmentBytes
+	}
+	if o.ZeroAhead == 0 && !o.NoSync {
+		o.ZeroAhead = DefaultZeroAhead
 	}
 	if o.Warn == nil {
 		o.Warn = slog.Warn
