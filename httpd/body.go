@@ -31,7 +31,7 @@ type reqBody struct {
 	rc     http.ResponseController // a value: one allocation less per body
 	src    io.Reader
 	body   io.Closer // the request's body, closed once read to its end
-	cl     int64 // Content-Length, -1 when chunked
+	cl     int64     // Content-Length, -1 when chunked
 	pieces []*[bodyPiece]byte
 	n      int   // bytes read into pieces
 	held   int64 // bytes taken from the budget
