@@ -74,8 +74,12 @@ func (e *Engine) deleteLocked(s *stream) (*op, error) {
 	if err := e.releaseSourceLocked(s.m, o, &victims); err != nil {
 		return nil, err
 	}
+	var indexed []storage.Binding // the victims in the expiry index
 	for _, v := range victims {
 		o.ch.Unbind = append(o.ch.Unbind, storage.Binding{Name: v.key, Bucket: v.m.Bucket, SID: v.sid})
+		if v.m.TTL != nil || v.m.ExpiresMs != nil {
+			indexed = append(indexed, o.ch.Unbind[len(o.ch.Unbind)-1])
+		}
 	}
 	released := o.pub // the surviving source's new reference count, if any
 	o.pub = func() {
@@ -91,6 +95,9 @@ func (e *Engine) deleteLocked(s *stream) (*op, error) {
 				delete(e.streams, v.key)
 			}
 			delete(e.byID, v.sid)
+		}
+		for _, v := range indexed {
+			e.expiry.remove(v.Bucket, v.SID)
 		}
 		e.mu.Unlock()
 	}

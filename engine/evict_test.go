@@ -184,18 +184,7 @@ func TestEvictRacesWithWriters(t *testing.T) {
 	for i := range streams {
 		te.mustCreate(fmt.Sprint("r", i), "text/plain", "")
 	}
-	stop := make(chan struct{})
-	var evictions sync.WaitGroup
-	evictions.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				te.evictAll()
-			}
-		}
-	})
+	stopEvicting := inBackground(func() { te.evictAll() })
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	tails := map[string]map[model.Offset]bool{}
@@ -221,8 +210,7 @@ func TestEvictRacesWithWriters(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	close(stop)
-	evictions.Wait()
+	stopEvicting()
 	total := 0
 	for i := range streams {
 		name := fmt.Sprint("r", i)
@@ -234,6 +222,27 @@ func TestEvictRacesWithWriters(t *testing.T) {
 	}
 	if total != writers*per {
 		t.Fatalf("%d bytes stored, want %d", total, writers*per)
+	}
+}
+
+// inBackground runs f over and over in a goroutine until the returned stop is called;
+// stop returns once the last run is over.
+func inBackground(f func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				f()
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
 	}
 }
 

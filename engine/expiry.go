@@ -9,35 +9,19 @@ import (
 
 // expiryIndex holds the streams with a TTL or an expiry time, per bucket, each in a
 // min-heap by a lower bound of the time it expires: a sliding TTL only moves later, so an
-// entry that comes due without having expired goes back with its current bound. Deleted
-// streams' entries are dropped when they come due. The index is complete (built) once
-// one scan of every stored stream has run; until then expiry scans storage (sweep.go).
-// Its lock is a leaf: nothing else is taken under it.
+// entry that comes due without having expired goes back with its current bound. A
+// committed deletion removes its stream's entry (remove), so the index holds about one
+// entry per stored stream with a lifetime, whatever the churn; the buckets are in a heap
+// by their first due entry, so a sweep finds the buckets due in time of their number,
+// not of all buckets. The index is complete (built) once one scan of every stored stream
+// has run; until then expiry scans storage (sweep.go). Its lock is a leaf: nothing else
+// is taken under it.
 type expiryIndex struct {
 	mu      sync.Mutex
 	built   bool
 	buckets map[string]*expiryHeap
-	indexed map[uint64]struct{} // sids with an entry
-}
-
-// expiryEntry is one indexed stream: due is the Unix ms from which it may have expired.
-type expiryEntry struct {
-	due int64
-	sid uint64
-	key string
-}
-
-type expiryHeap []expiryEntry
-
-func (h expiryHeap) Len() int           { return len(h) }
-func (h expiryHeap) Less(i, j int) bool { return h[i].due < h[j].due }
-func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiryEntry)) }
-func (h *expiryHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	due     bucketsByDue   // the non-empty bucket heaps by their first entry's due
+	at      map[uint64]int // each indexed sid's position in its bucket's heap
 }
 
 // add indexes a stream of bucket (once per sid).
@@ -45,18 +29,34 @@ func (x *expiryIndex) add(bucket string, en expiryEntry) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.buckets == nil {
-		x.buckets, x.indexed = make(map[string]*expiryHeap), make(map[uint64]struct{})
+		x.buckets, x.at = make(map[string]*expiryHeap), make(map[uint64]int)
 	}
-	if _, ok := x.indexed[en.sid]; ok {
+	if _, ok := x.at[en.sid]; ok {
 		return
 	}
 	h := x.buckets[bucket]
 	if h == nil {
-		h = &expiryHeap{}
+		h = &expiryHeap{at: x.at, bucket: bucket}
 		x.buckets[bucket] = h
+		heap.Push(h, en)
+		heap.Push(&x.due, h)
+		return
 	}
 	heap.Push(h, en)
-	x.indexed[en.sid] = struct{}{}
+	x.settle(h)
+}
+
+// remove drops the entry of stream sid of bucket, if any.
+func (x *expiryIndex) remove(bucket string, sid uint64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	i, ok := x.at[sid]
+	if !ok {
+		return
+	}
+	h := x.buckets[bucket]
+	heap.Remove(h, i)
+	x.settle(h)
 }
 
 // popDue removes and returns the bucket's entries due at or before now (Unix ms).
@@ -64,16 +64,26 @@ func (x *expiryIndex) popDue(bucket string, now int64) []expiryEntry {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	h := x.buckets[bucket]
+	if h == nil {
+		return nil
+	}
 	var out []expiryEntry
-	for h != nil && h.Len() > 0 && (*h)[0].due <= now {
-		en := heap.Pop(h).(expiryEntry)
-		delete(x.indexed, en.sid)
-		out = append(out, en)
+	for h.Len() > 0 && h.es[0].due <= now {
+		out = append(out, heap.Pop(h).(expiryEntry))
 	}
-	if h != nil && h.Len() == 0 {
-		delete(x.buckets, bucket)
-	}
+	x.settle(h)
 	return out
+}
+
+// settle restores the bucket order after a change to h, dropping h when empty. x.mu is
+// held.
+func (x *expiryIndex) settle(h *expiryHeap) {
+	if h.Len() > 0 {
+		heap.Fix(&x.due, h.pos)
+		return
+	}
+	heap.Remove(&x.due, h.pos)
+	delete(x.buckets, h.bucket)
 }
 
 // complete reports whether the index holds every stream with a lifetime.
@@ -89,14 +99,18 @@ func (x *expiryIndex) markBuilt() {
 	x.mu.Unlock()
 }
 
-// bucketsDue lists the buckets with an entry due at or before now (Unix ms).
+// bucketsDue lists the buckets with an entry due at or before now (Unix ms), visiting
+// only those and their children in the bucket heap.
 func (x *expiryIndex) bucketsDue(now int64) []string {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var out []string
-	for b, h := range x.buckets {
-		if (*h)[0].due <= now {
-			out = append(out, b)
+	for next := []int{0}; len(next) > 0; {
+		i := next[len(next)-1]
+		next = next[:len(next)-1]
+		if i < len(x.due) && x.due[i].es[0].due <= now {
+			out = append(out, x.due[i].bucket)
+			next = append(next, 2*i+1, 2*i+2)
 		}
 	}
 	return out
@@ -151,7 +165,7 @@ func (e *Engine) expireDueLocked(bucket string, now time.Time) uint64 {
 		switch {
 		case s.deleted || s.m.SoftDeleted || s.evicted:
 		case s.live.Load() != 0 || !s.m.expired(now, s.access.Load()):
-			en.due = max(s.m.dueMs(s.access.Load()), ms+1)
+			en.due = max(s.m.dueMs(s.access.Load()), ms) // live: looked at again from the next pass on
 			e.expiry.add(bucket, en)
 		default:
 			if err := e.expireLocked(s); err != nil {

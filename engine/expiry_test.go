@@ -160,3 +160,39 @@ func TestBucketExpiresFromTheIndexWithoutScanning(t *testing.T) {
 		t.Fatalf("bucket after the TTL of 100 s: %+v %v, want 20 streams", b, err)
 	}
 }
+
+// indexSize returns how many streams the expiry index holds.
+func (te *testEngine) indexSize() int {
+	te.expiry.mu.Lock()
+	defer te.expiry.mu.Unlock()
+	return len(te.expiry.at)
+}
+
+// Deleting a stream drops its expiry index entry at once: streams created with a far
+// Expires-At or a long TTL and deleted again (churn under the same or new names) leave
+// the index holding only live streams, whatever their lifetimes. Spec: A-14.
+func TestDeletedStreamsLeaveTheExpiryIndex(t *testing.T) {
+	te := newTestEngine(t)
+	at := te.clk.now().Add(365 * 24 * time.Hour)
+	for i := range 50 {
+		name := fmt.Sprint("s", i%5)
+		if i%2 == 0 {
+			te.createTTL(name, 86400)
+		} else if _, err := te.Create(key(name), CreateRequest{ContentType: "text/plain", MediaType: "text/plain", ExpiresAt: &at}); err != nil {
+			t.Fatal(err)
+		}
+		if i < 45 {
+			if err := te.Delete(key(name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := te.indexSize(); n != 5 {
+		t.Fatalf("expiry index holds %d entries after 45 of 50 streams were deleted, want 5", n)
+	}
+	te.clk.advance(366 * 24 * time.Hour)
+	te.expireIndexed()
+	if b, err := te.Bucket("test"); err != nil || b.Streams != 0 || te.indexSize() != 0 {
+		t.Fatalf("after every lifetime ended: %+v %v, index %d", b, err, te.indexSize())
+	}
+}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"time"
+
 	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
@@ -48,7 +50,7 @@ func (e *Engine) ListStreams(bucket string, q ListQuery) (StreamList, error) {
 	var out StreamList
 	err := e.st.Names(prefix, seek, func(_ string, sm *storage.Meta) bool {
 		m := fromStored(sm)
-		if m.SoftDeleted || (m.TTL != nil || m.ExpiresMs != nil) && m.expired(now, e.accessOf(m)) {
+		if m.SoftDeleted || e.storedExpired(m, now) {
 			return true
 		}
 		if len(out.Streams) == q.Limit {
@@ -66,15 +68,24 @@ func (e *Engine) ListStreams(bucket string, q ListQuery) (StreamList, error) {
 	return out, err
 }
 
-// accessOf returns the last access time of a stored stream: from memory when loaded or
-// evicted (evictLocked), else the stored one, at least the start time.
-func (e *Engine) accessOf(m *streamMeta) int64 {
+// storedExpired reports whether the stored stream m's lifetime has ended at now,
+// as the loaded incarnation sees it when there is one: its access time, and no expiry
+// while live readers hold it. Unloaded, its access time is accessOfLocked's.
+func (e *Engine) storedExpired(m *streamMeta, now time.Time) bool {
+	if m.TTL == nil && m.ExpiresMs == nil {
+		return false
+	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return e.accessOfLocked(m)
+	if s, ok := e.byID[m.ID]; ok {
+		return s.live.Load() == 0 && m.expired(now, s.access.Load())
+	}
+	return m.expired(now, e.accessOfLocked(m))
 }
 
-// accessOfLocked is accessOf with e.mu held.
+// accessOfLocked returns the last access time of a stored stream: from memory when
+// loaded or evicted (evictLocked), else the stored one, at least the start time.
+// e.mu is held.
 func (e *Engine) accessOfLocked(m *streamMeta) int64 {
 	if s, ok := e.byID[m.ID]; ok {
 		return s.access.Load()

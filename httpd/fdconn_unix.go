@@ -8,6 +8,7 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // fdConn is a parked SSE connection's socket as a bare file descriptor, out of Go's
@@ -24,20 +25,29 @@ var errParked = errors.New("httpd: parked SSE connection has no deadlines")
 func (c *fdConn) Write(p []byte) (int, error) {
 	n := 0
 	for n < len(p) {
-		m, err := syscall.Write(int(c.fd), p[n:])
+		m, errno := rawWrite(int(c.fd), p[n:])
 		switch {
-		case err == syscall.EINTR:
+		case errno == syscall.EINTR:
 			continue
-		case err == syscall.EAGAIN:
+		case errno == syscall.EAGAIN:
 			return n, os.ErrDeadlineExceeded
-		case err != nil:
-			return n, os.NewSyscallError("write", err)
+		case errno != 0:
+			return n, os.NewSyscallError("write", errno)
 		case m == 0:
 			return n, syscall.EPIPE
 		}
 		n += m
 	}
 	return n, nil
+}
+
+// rawWrite is write(2) without telling the scheduler: on the parked (non-blocking) socket
+// it never waits, so its P need not be handed off, and the thousands of few-microsecond
+// writes of a fan-out then cost no scheduler bookkeeping and no sysmon retakes (issue 19:
+// CPU per delivery).
+func rawWrite(fd int, p []byte) (int, syscall.Errno) {
+	r, _, errno := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	return int(r), errno
 }
 
 func (c *fdConn) Read(p []byte) (int, error) {
@@ -116,6 +126,10 @@ func (c *sseConn) park() {
 	}
 	fd, err := dupSocket(tc)
 	if err != nil {
+		return
+	}
+	if err := syscall.SetNonblock(fd, true); err != nil { // already so (shared flags): rawWrite relies on it
+		_ = syscall.Close(fd)
 		return
 	}
 	c.fdc = fdConn{fd: int32(fd)}

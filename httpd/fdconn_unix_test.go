@@ -3,7 +3,9 @@
 package httpd
 
 import (
+	"errors"
 	"net"
+	"os"
 	"testing"
 )
 
@@ -57,5 +59,29 @@ func TestHijackedErrConnParks(t *testing.T) {
 			t.Fatalf("wrapped=%v: client read %q, %v", wrapped, buf, err)
 		}
 		c.finish()
+	}
+}
+
+// A parked write to a client that does not read returns at once with what the socket
+// took and os.ErrDeadlineExceeded; after a reset from another goroutine, writes fail
+// with net.ErrClosed instead of reaching a reused descriptor.
+func TestParkedWriteNeverWaits(t *testing.T) {
+	server, _ := tcpPair(t)
+	_ = server.(*net.TCPConn).SetWriteBuffer(4 << 10)
+	c := &sseConn{conn: server}
+	c.park()
+	if !c.parked {
+		t.Fatal("the connection was not parked")
+	}
+	big := make([]byte, 8<<20)
+	n, err := c.write(big, sseWriteTimeout)
+	if !errors.Is(err, os.ErrDeadlineExceeded) || n <= 0 || n >= len(big) {
+		t.Fatalf("write to a client that does not read: %d of %d bytes, %v; want part and os.ErrDeadlineExceeded", n, len(big), err)
+	}
+	done := make(chan struct{})
+	go func() { c.reset(); close(done) }()
+	<-done
+	if _, err := c.write([]byte("x"), sseWriteTimeout); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("write after reset: %v, want net.ErrClosed", err)
 	}
 }

@@ -251,19 +251,41 @@ func (hb *sseHub) keyOf(s *sseSub, keepalive bool) groupKey {
 // deliver sends every subscriber what the stream holds past its position. It returns
 // false when the stream is gone.
 func (hb *sseHub) deliver() bool {
-	groups := make(map[groupKey][]*sseSub)
-	for _, s := range hb.subs {
-		k := hb.keyOf(s, false)
-		groups[k] = append(groups[k], s)
-	}
 	alive := true
-	for _, members := range groups {
-		if !hb.deliverGroup(members) {
-			alive = false
+	if k := hb.keyOf(hb.subs[0], false); hb.allAt(k) {
+		alive = hb.deliverGroup(hb.subs) // the usual case: no grouping to allocate per event
+	} else {
+		for _, members := range hb.groupBy(hb.subs, false) {
+			if !hb.deliverGroup(members) {
+				alive = false
+			}
 		}
 	}
 	hb.compact()
 	return alive
+}
+
+// allAt reports whether every subscriber's key is k.
+func (hb *sseHub) allAt(k groupKey) bool {
+	for _, s := range hb.subs {
+		if hb.keyOf(s, false) != k {
+			return false
+		}
+	}
+	return true
+}
+
+// groupBy splits subs into groups that receive identical bytes.
+func (hb *sseHub) groupBy(subs []*sseSub, keepalive bool) map[groupKey][]*sseSub {
+	if len(subs) == 0 {
+		return nil
+	}
+	groups := make(map[groupKey][]*sseSub)
+	for _, s := range subs {
+		k := hb.keyOf(s, keepalive)
+		groups[k] = append(groups[k], s)
+	}
+	return groups
 }
 
 // deliverGroup reads once for subscribers at the same position and sends them the events.
@@ -353,18 +375,17 @@ func (hb *sseHub) send(framed []byte, members []*sseSub, res engine.ReadResult, 
 // housekeep ends responses past their max age and sends keep-alive control events to
 // subscribers that heard nothing for SSEKeepAlive (D6).
 func (hb *sseHub) housekeep(now int64) {
-	groups := make(map[groupKey][]*sseSub)
+	var quiet []*sseSub
 	for _, s := range hb.subs {
 		switch {
 		case now >= s.deadline:
 			s.c.finish()
 			s.dead = true
 		case time.Duration(now-s.lastSent) >= hb.h.cfg.SSEKeepAlive:
-			k := hb.keyOf(s, true)
-			groups[k] = append(groups[k], s)
+			quiet = append(quiet, s)
 		}
 	}
-	for _, members := range groups {
+	for _, members := range hb.groupBy(quiet, true) {
 		rep := members[0]
 		buf := newChunkBuf(nil)
 		hb.h.writeControlEvent(buf, rep.query(), rep.first, rep.next, rep.nextRec, true, false)
@@ -423,7 +444,7 @@ func (hb *sseHub) wait() bool {
 // cursorInput normalizes a client cursor for grouping: cursors that do not steer the
 // next cursor (absent, non-numeric, below the current interval) are equivalent.
 func (h *Handler) cursorInput(c string) string {
-	if !model.CursorSteers(h.now(), c) {
+	if c == "" || !model.CursorSteers(h.now(), c) {
 		return ""
 	}
 	return c

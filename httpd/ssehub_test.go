@@ -16,8 +16,8 @@ import (
 	"github.com/dsd-project/dsd/engine"
 )
 
-// liveServer runs the handler behind a real HTTP/1.1 server, so SSE responses take the
-// hijacked, hub-parked path.
+// liveServer runs the handler behind a real HTTP/1.1 server with dsd's listener, so SSE
+// responses take the hijacked, hub-parked path.
 func liveServer(t testing.TB, cfg Config) (*httptest.Server, *Handler) {
 	t.Helper()
 	return liveServerWith(t, cfg, engine.Options{NoSync: true, SweepInterval: time.Hour})
@@ -96,7 +96,8 @@ func post(t *testing.T, url, ct, body string, hdr ...string) {
 }
 
 // Many parked subscribers all receive each append once, in order, then the closing
-// control event, and their responses end. Spec: B-5.8-05, B-5.8-06, D6.
+// control event, and their responses end; half of them steer the cursor, so the hub
+// serves two groups. Spec: B-5.8-05, B-5.8-06, D6, A-05.
 func TestParkedSubscribersReceiveEverything(t *testing.T) {
 	srv, _ := liveServer(t, Config{})
 	u := srv.URL + "/v1/stream/fan"
@@ -107,7 +108,11 @@ func TestParkedSubscribersReceiveEverything(t *testing.T) {
 	outs := make([]string, subs)
 	var wg sync.WaitGroup
 	for i := 0; i < subs; i++ {
-		ch, resp := sseLines(t, u+"?offset=now&live=sse")
+		q := "?offset=now&live=sse"
+		if i%2 == 1 {
+			q += "&cursor=" + strings.Repeat("9", 30) // above any interval: steers
+		}
+		ch, resp := sseLines(t, u+q)
 		if resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Fatalf("head: %v", resp.Header)
 		}
@@ -132,7 +137,11 @@ func TestParkedSubscribersReceiveEverything(t *testing.T) {
 				data = append(data, strings.TrimPrefix(l, "data:"))
 			}
 		}
-		if strings.Join(data, "") != "m0m1m2m3m4last" || !strings.Contains(out, `"streamClosed":true`) {
+		// Control events before the closing one carry the cursor of the subscriber's group
+		// (none when the hub read everything at once, after the close).
+		steered := strings.Contains(out, `"streamCursor":"1`+strings.Repeat("0", 25)) // 10^30 and up
+		cursors := strings.Contains(out, `"streamCursor"`)
+		if strings.Join(data, "") != "m0m1m2m3m4last" || !strings.Contains(out, `"streamClosed":true`) || (cursors && steered != (i%2 == 1)) {
 			t.Fatalf("subscriber %d got:\n%s", i, out)
 		}
 	}

@@ -22,7 +22,7 @@ func (s *Store) checkpoint(extra []storage.Change) error {
 	s.mu.Lock()
 	if !s.active.empty() {
 		s.frozen = append(s.frozen, s.active)
-		s.active = newLayer(s.active.end)
+		s.active = s.active.successor()
 	}
 	frozen, pos := s.frozen, s.active.end
 	s.mu.Unlock()
@@ -152,17 +152,7 @@ func (s *Store) recover(dir string) error {
 	if bound <= 0 {
 		bound = DefaultCheckpointBytes
 	}
-	err = replayBatches(sc.groups, bound, next, func(batch []loggedGroup, pos logPos) error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			for _, g := range batch {
-				if err := applyGroup(tx, g.changes); err != nil {
-					return err
-				}
-			}
-			return tx.Bucket(bktSystem).Put(keyLogPos, pos.bytes())
-		})
-	})
-	if err != nil {
+	if err := replayBatches(sc.groups, bound, next, s.applyRun); err != nil {
 		return fmt.Errorf("boltstore: replay the group log: %w", err)
 	}
 	if err := removeBelow(s.log.dir, next.seg); err != nil {
@@ -172,6 +162,19 @@ func (s *Store) recover(dir string) error {
 		return nil // not empty: files of someone else's; harmless
 	}
 	return nil
+}
+
+// applyRun applies one run of replayed groups to the data file in one transaction that
+// stores pos, the log position after them. Errors: IO.
+func (s *Store) applyRun(batch []loggedGroup, pos logPos) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		for _, g := range batch {
+			if err := applyGroup(tx, g.changes); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bktSystem).Put(keyLogPos, pos.bytes())
+	})
 }
 
 // replayBatches calls apply on consecutive runs of groups of at most bound bytes (a larger
