@@ -30,7 +30,8 @@ type reqBody struct {
 	w      http.ResponseWriter
 	rc     http.ResponseController // a value: one allocation less per body
 	src    io.Reader
-	cl     int64 // Content-Length, -1 when chunked
+	body   io.Closer // the request's body, closed once read to its end
+	cl     int64     // Content-Length, -1 when chunked
 	pieces []*[bodyPiece]byte
 	n      int   // bytes read into pieces
 	held   int64 // bytes taken from the budget
@@ -50,7 +51,7 @@ func (h *Handler) openBody(w http.ResponseWriter, r *http.Request, max int64) (*
 		w.Header().Set("Connection", "close")
 		return b, model.ErrTooLarge
 	}
-	b.src = http.MaxBytesReader(w, r.Body, max)
+	b.src, b.body = http.MaxBytesReader(w, r.Body, max), r.Body
 	b.rc = *http.NewResponseController(w)
 	b.until = time.Now().Add(h.cfg.BodyTimeout)
 	return b, nil
@@ -122,10 +123,12 @@ func (b *reqBody) fill() error {
 	return nil
 }
 
-// done marks the body read and lifts the read deadline (net/http sets its own for the
+// done marks the body read, closes it (net/http then skips its own discarding read of
+// the rest after the handler) and lifts the read deadline (net/http sets its own for the
 // connection's next request).
 func (b *reqBody) done() {
 	b.eof = true
+	_ = b.body.Close()
 	_ = b.rc.SetReadDeadline(time.Time{})
 }
 

@@ -2,6 +2,7 @@
 #
 #   make run-cluster     three dsd nodes on 127.0.0.1:4437-4439 with embedded NATS, data under
 #                        ./data/cluster/nN, PIDs in nN.pid, start commands in nN.cmd
+#                        (HTTP_PORTS=a,b,c etc.: the settings of tools/cluster/cluster.sh)
 #   make stop-cluster    stop them (SIGTERM)
 #   make cluster-check   a cluster on free ports: kit + upstream suite on node 1 and
 #                        round-robin, then the fault run (nemesis + dslincheck); in make test
@@ -11,7 +12,7 @@
 ## run-cluster: three nodes in the background (tools/cluster/cluster.sh status|kill N|restart N).
 run-cluster:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/dsd ./cmd/dsd
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/dsd ./cmd/dsd
 	tools/cluster/cluster.sh start
 
 stop-cluster:

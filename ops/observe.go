@@ -157,22 +157,19 @@ func (o *observer) record(f requestFields, oc outcome, n int64) {
 }
 
 // routeLabel is the route label of a request: its route ("none" for no resource), with
-// the live mode for live reads ("stream_sse", "stream_long_poll").
+// the live mode for live reads of a stream ("stream_sse", "stream_long_poll"). Only streams
+// have live reads: a live parameter elsewhere (a listing ignores it, /bootstrap refuses it)
+// keeps the route's label, so the label set stays the documented one.
 func routeLabel(route, mode string) string {
 	switch {
 	case route == "":
-		route = "none"
-	case mode == "":
+		return "none"
+	case route != "stream" || mode == "":
 		return route
-	case route == "stream" && mode == "sse":
-		return "stream_sse" // the live reads there are: no string built per request
-	case route == "stream":
-		return "stream_long_poll"
+	case mode == "sse":
+		return "stream_sse" // constants: no string built per request
 	}
-	if mode != "" {
-		route += "_" + strings.ReplaceAll(mode, "-", "_")
-	}
-	return route
+	return "stream_long_poll"
 }
 
 // liveMode returns the live mode a GET asks for (B-5.7, B-5.8), or "".

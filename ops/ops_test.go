@@ -109,6 +109,19 @@ func TestObserveMetricsAndLog(t *testing.T) {
 	}
 }
 
+// Only a stream's live reads are labelled with their mode: a listing with live=sse or a
+// refused /bootstrap?live=long-poll keeps its route's label.
+func TestRouteLabelLiveOnlyOnStreams(t *testing.T) {
+	for _, c := range []struct{ route, mode, want string }{
+		{"stream", "sse", "stream_sse"}, {"stream", "long-poll", "stream_long_poll"}, {"stream", "", "stream"},
+		{"streams", "sse", "streams"}, {"bootstrap", "long-poll", "bootstrap"}, {"", "sse", "none"}, {"", "", "none"},
+	} {
+		if got := routeLabel(c.route, c.mode); got != c.want {
+			t.Errorf("routeLabel(%q, %q) = %q, want %q", c.route, c.mode, got, c.want)
+		}
+	}
+}
+
 // The cost of the request log and metrics on a small catch-up read (compare with Bare).
 func BenchmarkReadObserved(b *testing.B) {
 	_, h := newHandler(b)

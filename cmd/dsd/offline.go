@@ -17,8 +17,13 @@ import (
 // checkMain is `dsd check FILE`: 0 when the data file is sound, 1 with the damage listed
 // (or when it cannot be read), 2 on bad usage.
 func checkMain(args []string, stdout, stderr io.Writer) int {
+	const usage = "usage: dsd check FILE   (a stopped server's DATA_DIR/dsd.db, or a copy from dsd backup)"
+	if len(args) == 1 && isHelp(args[0]) {
+		fmt.Fprintln(stdout, usage)
+		return 0
+	}
 	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "usage: dsd check FILE   (a stopped server's DATA_DIR/dsd.db, or a copy from dsd backup)")
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
 	rep, err := boltstore.CheckFile(args[0])
@@ -48,14 +53,23 @@ func checkMain(args []string, stdout, stderr io.Writer) int {
 // admin listener's /backup into FILE.tmp, syncs it and renames it to FILE. 0 on success,
 // 1 on failure, 2 on bad usage.
 func backupMain(args []string, stdout, stderr io.Writer) int {
+	const usage = "usage: dsd backup --from http://127.0.0.1:9437 --out FILE [--token-file FILE]"
 	fs := flag.NewFlagSet("dsd backup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {}
 	from := fs.String("from", "", "the admin listener's URL (http://127.0.0.1:9437), or its /backup URL")
 	out := fs.String("out", "", "file to write the copy to (replaced only once complete)")
 	tokenFile := fs.String("token-file", "", "file holding a bearer token with the admin scope (when the server has --auth-tokens)")
 	timeout := fs.Duration("timeout", time.Hour, "give up after this long")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || *from == "" || *out == "" {
-		fmt.Fprintln(stderr, "usage: dsd backup --from http://127.0.0.1:9437 --out FILE [--token-file FILE]")
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(stdout, usage)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return 0
+	}
+	if err != nil || fs.NArg() > 0 || *from == "" || *out == "" {
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
 	n, err := fetchBackup(*from, *out, *tokenFile, *timeout)
@@ -65,6 +79,15 @@ func backupMain(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s: %d bytes (check it with: dsd check %s)\n", *out, n, *out)
 	return 0
+}
+
+// isHelp says whether arg asks for usage (-h, -help, --h, --help), as the flag package reads it.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--h", "--help":
+		return true
+	}
+	return false
 }
 
 func fetchBackup(from, out, tokenFile string, timeout time.Duration) (int64, error) {

@@ -44,6 +44,24 @@ func TestHelpOnStdout(t *testing.T) {
 	}
 }
 
+// The subcommands' --help goes to stdout with exit 0, like dsd's; bad usage stays exit 2.
+func TestSubcommandHelp(t *testing.T) {
+	for _, args := range [][]string{{"check", "--help"}, {"check", "-h"}, {"backup", "--help"}, {"backup", "-h"}} {
+		rc, out, errs := dsdRun(args...)
+		if rc != 0 || errs != "" || !strings.HasPrefix(out, "usage: dsd "+args[0]) {
+			t.Errorf("%q: rc %d, stdout %q, stderr %q", args, rc, out, errs)
+		}
+	}
+	if _, out, _ := dsdRun("backup", "--help"); !strings.Contains(out, "-token-file") {
+		t.Errorf("backup --help lacks its flags: %q", out)
+	}
+	for _, args := range [][]string{{"check"}, {"check", "--bogus"}, {"backup"}, {"backup", "--bogus"}} {
+		if rc, out, errs := dsdRun(args...); rc != 2 || out != "" || !strings.Contains(errs, "usage: dsd "+args[0]) {
+			t.Errorf("%q: rc %d, stdout %q, stderr %q", args, rc, out, errs)
+		}
+	}
+}
+
 // Bad usage is exit 2 with the reason on stderr, and nothing is served.
 func TestBadUsageExits2(t *testing.T) {
 	for _, args := range [][]string{{"serve"}, {"--addr", "127.0.0.1:0", "extra"}, {"--no-such-flag"},

@@ -53,8 +53,15 @@ func run(o options, lg *logs) error {
 	defer adm.close()
 	var public publicRoutes // what the console reads, once built
 	adm.mountConsole(&public, tokens != nil)
+	// The port is bound before the store opens: a node whose port is taken must fail before
+	// it joins a cluster and claims partitions it could never serve.
+	raw, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
 	sv, err := openServed(o, adm.observer())
 	if err != nil {
+		raw.Close()
 		return err
 	}
 	h := httpd.New(sv.store, httpd.Config{
@@ -69,8 +76,9 @@ func run(o options, lg *logs) error {
 	defer cancel()
 	served := ops.Observe(sv.wrap(h), lg.requests, adm.metricsOrNil())
 	public.set(h, served)
-	srv, ln, certs, err := listen(ctx, o, served, log)
+	srv, ln, certs, err := listen(ctx, o, served, log, raw)
 	if err != nil {
+		raw.Close()
 		sv.close()
 		return err
 	}
@@ -117,18 +125,14 @@ func openEngine(o options, obs engine.Observer) (*engine.Engine, error) {
 	return eng, nil
 }
 
-// listen binds the main listener (TLS with --tls-cert) and builds its server.
-func listen(ctx context.Context, o options, h http.Handler, log *slog.Logger) (*http.Server, net.Listener, *certSource, error) {
+// listen builds the main server on the bound listener ln (wrapped in TLS with --tls-cert).
+func listen(ctx context.Context, o options, h http.Handler, log *slog.Logger, ln net.Listener) (*http.Server, net.Listener, *certSource, error) {
 	var certs *certSource
 	if o.tlsCert != "" {
 		var err error
 		if certs, err = newCertSource(o.tlsCert, o.tlsKey); err != nil {
 			return nil, nil, nil, err
 		}
-	}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return nil, nil, nil, err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: 5 * time.Minute, IdleTimeout: 2 * time.Minute,

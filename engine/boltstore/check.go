@@ -35,9 +35,10 @@ const maxProblems = 100
 // message offsets, producer states and receipts lie within the stream, the visible
 // snapshot's body is stored with its size and digest, every name, fork source and bucket
 // count agrees, and no storage belongs to an unknown incarnation. The error is for a file
-// that cannot be read at all (missing, not bbolt, in use: ErrLocked). The group log beside
-// the file is read too: a damaged record followed by more data is a problem
-// (ErrLogCorrupt); the groups it holds are counted in Logged.
+// that cannot be read at all (missing, not bbolt, in use: ErrLocked). When the file is a
+// data directory's FileName, the group log beside it (LogDir, which Open would replay into
+// it) is read too: a damaged record followed by more data is a problem (ErrLogCorrupt);
+// the groups it holds are counted in Logged. A file of another name (a copy) has no log.
 func CheckFile(path string) (CheckReport, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if errors.Is(err, bolterrors.ErrTimeout) {
@@ -59,7 +60,9 @@ func CheckFile(path string) (CheckReport, error) {
 		if err := c.run(); err != nil {
 			return err
 		}
-		c.checkLog(filepath.Join(filepath.Dir(path), LogDir))
+		if filepath.Base(path) == FileName {
+			c.checkLog(filepath.Join(filepath.Dir(path), LogDir))
+		}
 		return nil
 	})
 	return c.rep, err

@@ -22,7 +22,7 @@ func (s *Store) checkpoint(extra []storage.Change) error {
 	s.mu.Lock()
 	if !s.active.empty() {
 		s.frozen = append(s.frozen, s.active)
-		s.active = newLayer(s.active.end)
+		s.active = s.active.successor()
 	}
 	frozen, pos := s.frozen, s.active.end
 	s.mu.Unlock()

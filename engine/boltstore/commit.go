@@ -170,8 +170,9 @@ func putMessages(tx *bolt.Tx, sid uint64, c *storage.Change) error {
 	}
 	data := tx.Bucket(bktData)
 	data.FillPercent = 0.95
+	var key [16]byte // Put copies the key (not the value): one key buffer serves all
 	for _, m := range c.Messages {
-		if err := data.Put(posKey(sid, m.Off), m.Val); err != nil {
+		if err := data.Put(putPosKey(&key, sid, m.Off), m.Val); err != nil {
 			return err
 		}
 	}
@@ -180,7 +181,7 @@ func putMessages(tx *bolt.Tx, sid uint64, c *storage.Change) error {
 	}
 	records := tx.Bucket(bktRecords)
 	for i, m := range c.Messages {
-		if err := records.Put(posKey(sid, c.FirstRecord+uint64(i)), u64(m.Off)); err != nil {
+		if err := records.Put(putPosKey(&key, sid, c.FirstRecord+uint64(i)), u64(m.Off)); err != nil {
 			return err
 		}
 	}

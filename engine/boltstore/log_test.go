@@ -286,6 +286,24 @@ func TestCheckCountsLoggedGroups(t *testing.T) {
 	}
 }
 
+// A copy under another name beside a data directory's log (dsd backup --out DATA_DIR/x.db)
+// is checked alone: that log is not the copy's, and Open never replays it into the copy.
+func TestCheckCopyIgnoresLogBeside(t *testing.T) {
+	dir, _ := crashedDir(t, 7)
+	data, err := os.ReadFile(filepath.Join(dir, boltstore.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyPath := filepath.Join(dir, "copy.db")
+	if err := os.WriteFile(copyPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := boltstore.CheckFile(copyPath)
+	if err != nil || len(rep.Problems) != 0 || rep.Logged != 0 {
+		t.Fatalf("check of the copy: %v %+v", err, rep)
+	}
+}
+
 // A clean Close leaves no log: the data file is complete on its own.
 func TestCloseLeavesNoLog(t *testing.T) {
 	dir := t.TempDir()

@@ -41,6 +41,16 @@ func newLayer(end logPos) *layer {
 		recs: map[uint64]*run{}, prods: map[prodID]*storage.ProducerState{}, rcpts: map[rcptID]storage.Receipt{}}
 }
 
+// successor returns the empty layer that follows l at a checkpoint cut, sized like l:
+// the next interval logs about as many changes of as many streams, and growing the
+// changes slice by doubling copied each change about twice more (issue 19).
+func (l *layer) successor() *layer {
+	n := newLayer(l.end)
+	n.changes = make([]storage.Change, 0, len(l.changes))
+	n.data = make(map[uint64]*run, len(l.data))
+	return n
+}
+
 func (l *layer) empty() bool { return len(l.changes) == 0 }
 
 // add indexes a logged group ending at end. Store.mu is held.

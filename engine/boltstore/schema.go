@@ -73,6 +73,11 @@ func sidKey(sid uint64) []byte { return u64(sid) }
 // posKey is sid | pos: the key of a data entry (pos = offset) or record (pos = ordinal).
 func posKey(sid, pos uint64) []byte {
 	var b [16]byte
+	return putPosKey(&b, sid, pos)
+}
+
+// putPosKey writes the posKey of sid, pos into b and returns it (no allocation).
+func putPosKey(b *[16]byte, sid, pos uint64) []byte {
 	binary.BigEndian.PutUint64(b[:8], sid)
 	binary.BigEndian.PutUint64(b[8:], pos)
 	return b[:]

@@ -29,8 +29,16 @@ node_cmd() { # the start command of node $1
 
 alive() { [ -f "$DIR/n$1.pid" ] && kill -0 "$(cat "$DIR/n$1.pid")" 2>/dev/null; }
 
+port_free() { # node $1's HTTP port takes no connection (else a clear refusal), unless n$1 runs
+  local port="${HP[$(($1 - 1))]}"
+  alive "$1" || ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+  echo "cluster: port $port of n$1 is in use (make run? another dsd?): stop it or set HTTP_PORTS=a,b,c" >&2
+  return 1
+}
+
 start_node() {
   alive "$1" && { echo "cluster: n$1 already runs (pid $(cat "$DIR/n$1.pid"))"; return; }
+  port_free "$1"
   mkdir -p "$DIR/n$1"
   node_cmd "$1" >"$DIR/n$1.cmd"
   sh -c "exec $(cat "$DIR/n$1.cmd")" >>"$DIR/n$1.log" 2>&1 &
@@ -42,10 +50,13 @@ wait_ready() { # every node answers HTTP (the compat bucket's partition has an o
   local n
   for n in 1 2 3; do
     for _ in $(seq 1 600); do
-      [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 -I "http://127.0.0.1:${HP[$((n - 1))]}/default" 2>/dev/null)" = 200 ] && break
       alive "$n" || { echo "cluster: n$n exited:" >&2; tail -20 "$DIR/n$n.log" >&2; return 1; }
+      [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 -I "http://127.0.0.1:${HP[$((n - 1))]}/default" 2>/dev/null)" = 200 ] && break
       sleep 0.1
     done
+  done
+  for n in 1 2 3; do # a node that failed after another answered (a port taken meanwhile)
+    alive "$n" || { echo "cluster: n$n exited:" >&2; tail -20 "$DIR/n$n.log" >&2; return 1; }
   done
 }
 
@@ -65,7 +76,7 @@ stop_node() {
 }
 
 case "${1:-}" in
-  start) for n in 1 2 3; do start_node "$n"; done; wait_ready; echo "cluster: ready" ;;
+  start) for n in 1 2 3; do port_free "$n"; done; for n in 1 2 3; do start_node "$n"; done; wait_ready; echo "cluster: ready" ;;
   stop) for n in 1 2 3; do stop_node "$n"; done ;;
   status) for n in 1 2 3; do alive "$n" && echo "n$n up pid $(cat "$DIR/n$n.pid")" || echo "n$n down"; done ;;
   kill) kill_node "${2:?node}" ;;
