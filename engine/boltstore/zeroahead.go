@@ -44,10 +44,21 @@ func (z *zeroer) start() {
 				return
 			case <-z.kick:
 			}
-			for z.fill() {
+			for z.running() && z.fill() {
 			}
 		}
 	}()
+}
+
+// running reports whether halt has not been asked for: a fill of several chunks stops
+// between chunks, so Close waits for one chunk's write and sync at most.
+func (z *zeroer) running() bool {
+	select {
+	case <-z.stop:
+		return false
+	default:
+		return true
+	}
 }
 
 func (z *zeroer) halt() {
