@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,30 +62,6 @@ func TestSecondProcessOnSameDataDirFailsFast(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "in use by another process") {
 		t.Fatalf("unclear message: %s", out)
-	}
-}
-
-// A dsd whose port is taken fails before it opens its store: nothing is created in the data
-// directory (a cluster node must not join and claim partitions it could never serve).
-func TestTakenPortFailsBeforeTheStoreOpens(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts dsd processes; skipped with -short")
-	}
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	dir := filepath.Join(t.TempDir(), "data")
-	out, err := exec.Command(dsdBinary(t), "--addr", taken.Addr().String(), "--admin-addr", "", "--data-dir", dir).CombinedOutput()
-	if err == nil {
-		t.Fatalf("dsd started on a taken port:\n%s", out)
-	}
-	if !strings.Contains(string(out), "address already in use") {
-		t.Fatalf("unclear message: %s", out)
-	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Fatalf("the data directory was touched before the port was bound (stat: %v)", err)
 	}
 }
 

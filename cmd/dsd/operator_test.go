@@ -243,8 +243,10 @@ func waitFor(t *testing.T, cond func() bool) {
 	t.Fatal("condition not met in 5 s")
 }
 
-// A busy admin port is a clear start-up error, and the data file is not opened.
-func TestAdminPortBusy(t *testing.T) {
+// A busy port (main or admin) is a clear start-up error given before the store opens:
+// nothing is created in the data directory (a cluster node must not join and claim
+// partitions it could never serve).
+func TestBusyPortFailsBeforeTheStoreOpens(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts dsd processes; skipped with -short")
 	}
@@ -253,10 +255,20 @@ func TestAdminPortBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	out, err := exec.Command(dsdBinary(t), "--addr", "127.0.0.1:0", "--admin-addr", ln.Addr().String(),
-		"--data-dir", t.TempDir()).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "admin listener (--admin-addr "+ln.Addr().String()) {
-		t.Fatalf("want a clear start-up error: %v\n%s", err, out)
+	busy := ln.Addr().String()
+	for _, c := range []struct{ addr, admin, want string }{
+		{busy, "", "address already in use"},
+		{"127.0.0.1:0", busy, "admin listener (--admin-addr " + busy},
+	} {
+		dir := filepath.Join(t.TempDir(), "data")
+		out, err := exec.Command(dsdBinary(t), "--addr", c.addr, "--admin-addr", c.admin,
+			"--data-dir", dir).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) {
+			t.Fatalf("--addr %s --admin-addr %q: want a clear start-up error (%q): %v\n%s", c.addr, c.admin, c.want, err, out)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("--addr %s --admin-addr %q: the data directory was touched (stat: %v)", c.addr, c.admin, err)
+		}
 	}
 }
 
