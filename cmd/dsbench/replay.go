@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"runtime"
 	"sync"
 	"time"
 )
@@ -195,30 +196,46 @@ func replayRead(ctx context.Context, t *Target, c replayConfig, workload string)
 	// Catch-up readers each own a connection read from their own goroutine (writerClients),
 	// the same for every server; /bootstrap keeps the shared Transport its figures were
 	// first measured with (issue 19 target 7 compares them with an older run).
+	// Their connections are opened and warmed (one HEAD each) and their read buffers
+	// allocated before the timed window, as keep-alive HTTP clients that replay would have.
 	clients := t.writerClients(c.Clients)
 	gate := make(chan struct{})
-	var wg sync.WaitGroup
+	var ready, wg sync.WaitGroup
 	for i := range results {
+		ready.Add(1)
 		wg.Go(func() {
 			res := &results[i]
 			res.statuses = Statuses{}
 			u := t.StreamURL(t.StreamName(i % c.Streams))
+			var buf []byte
+			if !c.Bootstrap {
+				buf = make([]byte, replayReadBuf)
+				res.err = warmConn(ctx, clients[i], u)
+			}
+			ready.Done()
 			<-gate
+			if res.err != nil {
+				return
+			}
 			t0 := time.Now()
 			if c.Bootstrap {
 				res.bytes, res.parts, res.err = bootstrapRead(ctx, t.Client, t.ExtURL(t.StreamName(i%c.Streams)), &res.lat, res.statuses)
 				res.reqs = 1
 			} else {
-				res.bytes, res.reqs, res.err = catchUpRead(ctx, clients[i], u, &res.lat, res.statuses)
+				res.bytes, res.reqs, res.err = catchUpRead(ctx, clients[i], u, buf, &res.lat, res.statuses)
 			}
 			res.elapsed = time.Since(t0)
 		})
 	}
+	ready.Wait()
+	runtime.GC() // the buffers' allocation does not start a collection inside the window
 	srv0, srvErr0 := serverCPU(c.ServerPID)
+	cli0 := processCPU()
 	start := time.Now()
 	close(gate)
 	wg.Wait()
 	wall := time.Since(start)
+	cli := processCPU() - cli0
 	srv1, srvErr1 := serverCPU(c.ServerPID)
 
 	var clientTime, reqLat Histogram
@@ -266,10 +283,17 @@ func replayRead(ctx context.Context, t *Target, c replayConfig, workload string)
 	r.Set("failed", failed)
 	r.Set("incomplete", incomplete)
 	r.SetStatuses("", statuses)
-	if c.ServerPID > 0 && srvErr0 == nil && srvErr1 == nil && total > 0 {
-		perMB := float64((srv1 - srv0).Microseconds()) / (float64(total) / 1e6)
-		r.Set("server_cpu_us_per_mb", perMB)
-		fmt.Printf("server CPU: %.0f us/MB read\n", perMB)
+	if total > 0 {
+		mb := float64(total) / 1e6
+		cliMB := float64(cli.Microseconds()) / mb
+		r.Set("client_cpu_us_per_mb", cliMB)
+		if c.ServerPID > 0 && srvErr0 == nil && srvErr1 == nil {
+			perMB := float64((srv1 - srv0).Microseconds()) / mb
+			r.Set("server_cpu_us_per_mb", perMB)
+			fmt.Printf("server CPU: %.0f us/MB read; client (this generator) CPU: %.0f us/MB\n", perMB, cliMB)
+		} else {
+			fmt.Printf("client (this generator) CPU: %.0f us/MB read\n", cliMB)
+		}
 	}
 	fmt.Println(r)
 	return nil
