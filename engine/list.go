@@ -75,8 +75,8 @@ func (e *Engine) ListStreams(bucket string, q ListQuery) (StreamList, error) {
 
 // loadedLastWrites replaces the stored last write time of each listed stream (of
 // incarnation sids[i]) that is loaded by its committed one: the stored meta may lag by
-// up to metaRefreshIdleMs. It runs outside the storage transaction (s.mu may be held
-// by a writer waiting on a commit).
+// up to metaRefreshIdleMs. It runs after the storage transaction, so that no stream's
+// lock is waited for inside one.
 func (e *Engine) loadedLastWrites(ls []ListedStream, sids []uint64) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
