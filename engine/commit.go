@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/dsd-project/dsd/engine/storage"
@@ -139,9 +140,14 @@ func (e *Engine) submit(o *op) error {
 
 // awaitOwn is await for an op queued with pushOwn: when no group is being committed, the
 // caller commits the queued ops (o's group) itself, in queue order like the committer
-// goroutine, instead of waking it and being woken back. Errors: those of await.
+// goroutine, instead of waking it and being woken back. It first yields once, so that the
+// goroutines ready to run queue their ops into this group (they wait for it, as the group
+// is busy): without fsync, groups would otherwise be of one op, each paying a whole
+// commit. Errors: those of await.
 func (e *Engine) awaitOwn(o *op) error {
 	if batch, ok := e.q.takeOwn(o); ok {
+		runtime.Gosched()
+		batch = e.q.takeMore(batch)
 		e.commitTaken(batch)
 		e.q.release(batch, true)
 	}

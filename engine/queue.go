@@ -110,19 +110,26 @@ func (q *commitQueue) signal() {
 // The caller settles the group, then calls release.
 func (q *commitQueue) take() (ops []*op, ok bool) {
 	for {
-		q.mu.Lock()
-		if !q.busy && len(q.ops) > 0 {
-			ops = q.takeLocked()
-			q.mu.Unlock()
+		ops, done := q.tryTake()
+		switch {
+		case ops != nil:
 			return ops, true
-		}
-		done := q.closed && !q.busy && len(q.ops) == 0
-		q.mu.Unlock()
-		if done {
+		case done:
 			return nil, false
 		}
 		<-q.wake
 	}
+}
+
+// tryTake is take without blocking: ops is nil when there is nothing to take yet, done
+// true once the queue is closed and drained and no group is busy.
+func (q *commitQueue) tryTake() (ops []*op, done bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.busy && len(q.ops) > 0 {
+		return q.takeLocked(), false
+	}
+	return nil, q.closed && !q.busy && len(q.ops) == 0
 }
 
 // takeOwn takes the queued ops as the busy group when o is among them and no group is
@@ -134,6 +141,21 @@ func (q *commitQueue) takeOwn(o *op) (ops []*op, ok bool) {
 		return nil, false
 	}
 	return q.takeLocked(), true
+}
+
+// takeMore appends the ops queued since to the busy group ops, unless a recovery started a
+// new generation since (a group's ops are of one generation, as take's are).
+func (q *commitQueue) takeMore(ops []*op) []*op {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.ops) == 0 || q.gen != ops[0].gen {
+		return ops
+	}
+	ops = append(ops, q.ops...)
+	clear(q.ops)
+	q.ops = q.ops[:0]
+	q.taken = ops[len(ops)-1].lsn
+	return ops
 }
 
 // takeLocked moves the queued ops into the busy group. q.mu is held.
