@@ -151,20 +151,24 @@ func (q *commitQueue) takeMore(ops []*op) []*op {
 	if len(q.ops) == 0 || q.gen != ops[0].gen {
 		return ops
 	}
-	ops = append(ops, q.ops...)
-	clear(q.ops)
-	q.ops = q.ops[:0]
+	ops = q.moveQueued(ops)
 	q.taken = ops[len(ops)-1].lsn
 	return ops
 }
 
 // takeLocked moves the queued ops into the busy group. q.mu is held.
 func (q *commitQueue) takeLocked() []*op {
-	ops := append(q.buf[:0], q.ops...)
-	clear(q.ops)
-	q.ops = q.ops[:0]
+	ops := q.moveQueued(q.buf[:0])
 	q.busy, q.taken = true, ops[len(ops)-1].lsn
 	return ops
+}
+
+// moveQueued appends the queued ops to dst and empties the queue. q.mu is held.
+func (q *commitQueue) moveQueued(dst []*op) []*op {
+	dst = append(dst, q.ops...)
+	clear(q.ops)
+	q.ops = q.ops[:0]
+	return dst
 }
 
 // release ends the busy group taken by take or takeOwn (settled by then) and, when ops
@@ -187,10 +191,7 @@ func (q *commitQueue) drain() []*op {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.gen++
-	ops := append([]*op(nil), q.ops...)
-	clear(q.ops)
-	q.ops = q.ops[:0]
-	return ops
+	return q.moveQueued(nil)
 }
 
 // generation returns the current generation.
