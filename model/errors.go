@@ -124,7 +124,7 @@ func (e *RetainedError) Unwrap() error { return ErrOffsetGone }
 var (
 	ErrBucketNotFound = newErr("BUCKET_NOT_FOUND", "bucket not found")
 	ErrBucketExists   = newErr("BUCKET_EXISTS", "bucket already exists")
-	ErrBucketNotEmpty = newErr("BUCKET_NOT_EMPTY", "bucket still holds streams")
+	ErrBucketNotEmpty = newErr("BUCKET_NOT_EMPTY", "bucket still holds streams; delete them first (a soft-deleted stream counts until the forks that read it are deleted, though listings omit it)")
 )
 
 // Stream lifecycle (B-5.1, B-5.4, B-4.2-10).

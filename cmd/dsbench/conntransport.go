@@ -84,10 +84,11 @@ func (t *connTransport) CloseIdleConnections() { t.drop() }
 // and closed; a body closed early, or a failed read, drops the connection.
 type connBody struct {
 	io.ReadCloser
-	t     *connTransport
-	reuse bool
-	eof   bool
-	done  bool
+	t         *connTransport
+	reuse     bool
+	eof       bool
+	done      bool
+	discarded bool // read at the socket by discardBody: the inner body must not read on
 }
 
 func (b *connBody) Read(p []byte) (int, error) {
@@ -105,7 +106,10 @@ func (b *connBody) Close() error {
 		return nil
 	}
 	b.done = true
-	err := b.ReadCloser.Close()
+	var err error
+	if !b.discarded {
+		err = b.ReadCloser.Close()
+	}
 	b.t.busy = false
 	if !b.eof || !b.reuse || err != nil {
 		b.t.drop()

@@ -10,11 +10,11 @@ import (
 )
 
 // catchUpRead reads a whole stream by catch-up: GET ?offset=-1, then the returned
-// Stream-Next-Offset, until a response says Stream-Up-To-Date: true (§5.6).
-func catchUpRead(ctx context.Context, c *http.Client, u string, lat *Histogram, st Statuses) (int64, int, error) {
+// Stream-Next-Offset, until a response says Stream-Up-To-Date: true (§5.6). Bodies are read
+// into buf, over and over (its contents are discarded).
+func catchUpRead(ctx context.Context, c *http.Client, u string, buf []byte, lat *Histogram, st Statuses) (int64, int, error) {
 	offset := "-1"
 	var total int64
-	buf := make([]byte, replayReadBuf)
 	for reqs := 1; ; reqs++ {
 		t0 := time.Now()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u+"?offset="+url.QueryEscape(offset), nil)
@@ -26,7 +26,10 @@ func catchUpRead(ctx context.Context, c *http.Client, u string, lat *Histogram, 
 			st.Inc(0, err)
 			return total, reqs, err
 		}
-		n, err := drain(resp.Body, buf)
+		n, err := discardBody(resp, buf)
+		if err == errNoDiscard {
+			n, err = drain(resp.Body, buf)
+		}
 		resp.Body.Close()
 		lat.Record(time.Since(t0))
 		st.Inc(resp.StatusCode, err)
@@ -49,10 +52,29 @@ func catchUpRead(ctx context.Context, c *http.Client, u string, lat *Histogram, 
 }
 
 // replayReadBuf is a catch-up reader's body buffer: a read at least as large as the
-// connection's 16 KiB bufio.Reader goes from the socket straight into it (one copy). Larger
-// buffers save a few read(2) calls but cost more to allocate: 500 readers at 256 KiB
-// zeroed 128 MB per run.
-const replayReadBuf = 32 << 10
+// connection's 16 KiB bufio.Reader goes from the socket straight into it (one copy), and
+// one read(2) takes whatever the socket holds up to this size. The buffers are allocated
+// before the timed window.
+const replayReadBuf = 128 << 10
+
+// warmConn opens c's keep-alive connection before the timed window with one HEAD of the
+// stream u, read to its end, as an HTTP client that reuses its connections would have it.
+func warmConn(ctx context.Context, c *http.Client, u string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("HEAD %s: HTTP %d", u, resp.StatusCode)
+	}
+	return err
+}
 
 // drain reads r to its end into buf, over and over, and returns the bytes read.
 func drain(r io.Reader, buf []byte) (int64, error) {

@@ -210,6 +210,9 @@ func cell(c benchCase, a *serverAgg) string {
 			notes = append(notes, fmt.Sprintf("server CPU %s %s", fmtNum(srv), k.unit))
 		}
 	}
+	if cl, ok := a.median("client_cpu_us_per_mb"); ok {
+		notes = append(notes, fmt.Sprintf("client CPU %s us/MB", fmtNum(cl)))
+	}
 	if srv, ok := a.median("server_cpu_us_per_delivery"); ok {
 		cl, _ := a.median("client_cpu_us_per_delivery")
 		notes = append(notes, fmt.Sprintf("CPU per delivery: server %s us, client %s us", fmtNum(srv), fmtNum(cl)))

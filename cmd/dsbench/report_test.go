@@ -21,7 +21,7 @@ RESULT workload=fanout server=node-durable round=1 case=fanout-1000 subscribers=
 RESULT workload=fanout server=dsd round=1 case=fanout-1000 subscribers=1000 connected=1000 p99_ms=8 lost=3 dups=0 rate=50 achieved_rate=50 server_cpu_us_per_delivery=9.5 client_cpu_us_per_delivery=19
 RESULT workload=replay server=node-durable round=1 case=replay-500 failed=500 incomplete=0
 RESULT workload=replay server=node-durable round=2 case=replay-500 mb_per_s=90 p99_ms=900 failed=0 incomplete=0
-RESULT workload=replay server=dsd round=1 case=replay-500 clients=500 stream_bytes=204800 mb_per_s=700 p99_ms=700 failed=0 incomplete=0 server_cpu_us_per_mb=950
+RESULT workload=replay server=dsd round=1 case=replay-500 clients=500 stream_bytes=204800 mb_per_s=700 p99_ms=700 failed=0 incomplete=0 server_cpu_us_per_mb=950 client_cpu_us_per_mb=400
 RESULT workload=replay server=node round=1 case=replay-500 failed=500 incomplete=0
 RESULT workload=idle-sse server=dsd round=1 case=idle-sse-10000 subscribers=10000 connected=9000 per_sub_kib=3
 RESULT workload=append round=1 rps=5
@@ -80,7 +80,7 @@ func TestReportRendersTable(t *testing.T) {
 		"90,000 (p99 40.0 ms) [6.1x the 14,754 records/s of single POSTs]",
 		"30.0 [writer reached only 20.0 of 50.0 appends/s]",
 		"90.0 (p99 900 ms) [500 failed, median of 1 runs; 1 had no value]",
-		"700 (p99 700 ms) [server CPU 950 us/MB]",
+		"700 (p99 700 ms) [server CPU 950 us/MB, client CPU 400 us/MB]",
 		"| no data [500 failed] |",
 		"- nproc: 2",
 		"```\nmake bench-peers\n```",

@@ -119,7 +119,7 @@ func TestCatchUpReadFollowsNextOffsetUntilUpToDate(t *testing.T) {
 	defer srv.Close()
 	var lat Histogram
 	st := Statuses{}
-	n, reqs, err := catchUpRead(context.Background(), srv.Client(), srv.URL+"/v1/stream/s", &lat, st)
+	n, reqs, err := catchUpRead(context.Background(), srv.Client(), srv.URL+"/v1/stream/s", make([]byte, 100), &lat, st)
 	if err != nil || n != 1000 || reqs != 4 || lat.Count() != 4 || st["200"] != 4 {
 		t.Fatalf("read %d bytes in %d requests (%d timed), err %v, statuses %v", n, reqs, lat.Count(), err, st)
 	}
@@ -130,7 +130,7 @@ func TestCatchUpReadStopsWithoutProgress(t *testing.T) {
 		w.Header().Set("Stream-Next-Offset", "c+0") // never up to date, never moves
 	}))
 	defer srv.Close()
-	_, _, err := catchUpRead(context.Background(), srv.Client(), srv.URL+"/s", &Histogram{}, Statuses{})
+	_, _, err := catchUpRead(context.Background(), srv.Client(), srv.URL+"/s", make([]byte, 100), &Histogram{}, Statuses{})
 	if err == nil {
 		t.Fatal("a server that never advances did not end the read")
 	}
