@@ -4,7 +4,11 @@
 # server of each build, and records the server's CPU time per request.
 # Usage: tools/bench/ab-append.sh OLD_ROOT NEW_ROOT [ROUNDS]
 #   *_ROOT: a checkout with bin/dsd and tools/with-server.sh (make build); dsbench from NEW_ROOT.
-# Env: AB_KIND (dsd: durable | dsd-nosync), AB_STREAMS (100), AB_DUR (6s).
+# Env: AB_KIND (dsd: durable | dsd-nosync), AB_STREAMS (100), AB_DUR (6s), AB_SIMULTANEOUS=1:
+#   each round runs both servers (and benches) at the same time, which of them starts first
+#   alternating: on a shared machine both then meet the same noise (ratios far tighter than
+#   sequential rounds'; each gets about half the machine, so absolute figures are not
+#   comparable with sequential ones).
 # Prints RESULT lines (server=old|new round=N ... server_cpu_us_per_req=X), then the
 # geometric mean of the per-round new/old throughput ratios.
 set -euo pipefail
@@ -22,7 +26,10 @@ export -f one
 run() { local root=$OLD; [ "$1" = new ] && root=$NEW
   TAGS="server=$1 round=$2" "$root/tools/with-server.sh" "${AB_KIND:-dsd}" bash -c one 2>/dev/null; }
 for r in $(seq 1 "$ROUNDS"); do
-  if [ $((r % 2)) = 1 ]; then run old "$r"; run new "$r"; else run new "$r"; run old "$r"; fi
+  if [ "${AB_SIMULTANEOUS:-0}" = 1 ]; then
+    if [ $((r % 2)) = 1 ]; then run old "$r" & run new "$r"; else run new "$r" & run old "$r"; fi
+    wait
+  elif [ $((r % 2)) = 1 ]; then run old "$r"; run new "$r"; else run new "$r"; run old "$r"; fi
 done | tee /dev/stderr | awk '{for(i=1;i<=NF;i++){split($i,a,"="); v[a[1]]=a[2]} rps[v["round"] "," v["server"]]=v["rps"]
     cpu[v["round"] "," v["server"]]=v["server_cpu_us_per_req"]}
   END{for(r=1;r<=1000;r++) if((r ",old") in rps && (r ",new") in rps){s+=log(rps[r ",new"]/rps[r ",old"])
