@@ -83,7 +83,7 @@ func (e *Engine) Append(key model.StreamKey, req AppendRequest) (AppendResult, e
 	case err != nil:
 		return AppendResult{}, e.refuse(decided, err)
 	case o != nil:
-		return res, e.await(o)
+		return res, e.awaitOwn(o)
 	}
 	return res, e.waitDurable(lsn)
 }
@@ -255,7 +255,7 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 	ch.Meta = s.metaRefresh(nm, now).stored()
 	ch.Subs = req.also
 	o.ch, o.msgs = ch, entries
-	if err := e.q.push(o); err != nil {
+	if err := e.q.pushOwn(o); err != nil { // Append awaits it: awaitOwn
 		return nil, res, err
 	}
 	if ns != nil {

@@ -61,7 +61,7 @@ func (e *Engine) AppendBatch(key model.StreamKey, mediaType string, frames [][]b
 	case err != nil:
 		return nil, false, e.refuse(decided, err)
 	case o != nil:
-		err = e.await(o)
+		err = e.awaitOwn(o)
 	default:
 		err = e.waitDurable(decided) // every frame refused from decided state
 	}
@@ -106,7 +106,7 @@ func (e *Engine) decideBatch(s *stream, mediaType string, frames [][]byte, parse
 		FirstRecord: firstRec, Meta: s.metaRefresh(nm, now).stored()},
 		pub: func() { s.publish(nm, entries) },
 	}
-	if err := e.q.push(o); err != nil {
+	if err := e.q.pushOwn(o); err != nil { // AppendBatch awaits it: awaitOwn
 		return nil, nil, err
 	}
 	s.m, s.lastLSN = nm, o.lsn

@@ -1,29 +1,34 @@
 package engine
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/dsd-project/dsd/engine/storage"
 	"github.com/dsd-project/dsd/model"
 )
 
-// commitLoop is the single committer: one backend commit (the data file: one transaction,
-// one fsync) per group of queued ops, then publication to readers and waiters (D4: never
-// from inside the commit).
+// commitLoop is the committer goroutine: it commits the groups that no op's own goroutine
+// commits (awaitOwn), one at a time (the queue's busy group), until the queue is closed and
+// drained.
 func (e *Engine) commitLoop() {
 	defer e.bg.Done()
-	var buf []*op
 	for {
-		batch, ok := e.q.take(buf)
+		batch, ok := e.q.take()
 		if !ok {
 			return
 		}
-		e.commitMu.Lock()
-		e.process(batch)
-		e.commitMu.Unlock()
-		clear(batch)
-		buf = batch[:0]
+		e.commitTaken(batch)
+		e.q.release(batch, false)
 	}
+}
+
+// commitTaken commits a taken group: one backend commit (the data file: one transaction,
+// one fsync), then publication to readers and waiters (D4: never from inside the commit).
+func (e *Engine) commitTaken(batch []*op) {
+	e.commitMu.Lock()
+	e.process(batch)
+	e.commitMu.Unlock()
 }
 
 // process commits one group of ops, publishes the committed ones and settles them all.
@@ -127,8 +132,24 @@ func (e *Engine) commitGroup(group []storage.Change) []error {
 // submit queues o and waits until it is durable. Errors: model.ErrStorageFailed,
 // model.ErrShuttingDown.
 func (e *Engine) submit(o *op) error {
-	if err := e.q.push(o); err != nil {
+	if err := e.q.pushOwn(o); err != nil {
 		return err
+	}
+	return e.awaitOwn(o)
+}
+
+// awaitOwn is await for an op queued with pushOwn: when no group is being committed, the
+// caller commits the queued ops (o's group) itself, in queue order like the committer
+// goroutine, instead of waking it and being woken back. It first yields once, so that the
+// goroutines ready to run queue their ops into this group (they wait for it, as the group
+// is busy): without fsync, groups would otherwise be of one op, each paying a whole
+// commit. Errors: those of await.
+func (e *Engine) awaitOwn(o *op) error {
+	if batch, ok := e.q.takeOwn(o); ok {
+		runtime.Gosched()
+		batch = e.q.takeMore(batch)
+		e.commitTaken(batch)
+		e.q.release(batch, true)
 	}
 	return e.await(o)
 }

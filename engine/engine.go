@@ -6,8 +6,10 @@
 // Every decision (closure, content type, producer admission, Stream-Seq, offsets) is taken
 // against the stream's in-memory state under the stream's lock, then queued to the
 // committer as one operation; the caller is answered only after the backend's commit
-// holding that operation is durable (the data file: committed and synced). Readers see
-// only committed state. A storage failure is handled per D4 (recover.go).
+// holding that operation is durable (the data file: committed and synced). "The
+// committer" is whichever goroutine commits the queue's one busy group: the committer
+// goroutine, or an append's own when no group was busy (queue.go). Readers see only
+// committed state. A storage failure is handled per D4 (recover.go).
 package engine
 
 import (

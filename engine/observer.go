@@ -7,7 +7,8 @@ import (
 )
 
 // Observer receives the engine's measurements for the operator's metrics (D12). Its
-// methods run on the committer's goroutine and must return quickly.
+// methods run on the committing goroutine (the committer goroutine or a request's own,
+// queue.go), one at a time, and must return quickly.
 type Observer interface {
 	// Committed reports one commit group: ops changes committed together (boltstore: one
 	// transaction) that took d, the fsync included; err is the store's failure (nil when

@@ -42,16 +42,21 @@ type metaChange struct {
 	after *streamMeta
 }
 
-// commitQueue hands ops to the committer in the order they were decided. lsn numbers
-// ops; settled is the highest lsn up to which every op is committed or failed, lost the
-// lsn ranges of the ops that failed.
+// commitQueue hands ops, in the order they were decided, to one committer at a time: the
+// committer goroutine, or the goroutine of a queued op that finds no group being committed
+// and commits the queued ops itself (awaitOwn: no handoff to the committer and back when
+// groups are small). lsn numbers ops; settled is the highest lsn up to which every op is
+// committed or failed, lost the lsn ranges of the ops that failed.
 type commitQueue struct {
 	mu        sync.Mutex
 	ops       []*op
 	lsn       uint64
 	gen       uint64
 	closed    bool
-	wake      chan struct{}
+	wake      chan struct{} // the committer goroutine: ops to take, or a group released
+	busy      bool          // a group is taken and not yet settled: nobody else takes one
+	taken     uint64        // the highest lsn taken
+	buf       []*op         // the group's slice, owned by whoever set busy
 	settled   uint64
 	lost      []lsnRange
 	settledCh chan struct{} // closed by the next settle; nil while nobody waits (waitDurable)
@@ -64,8 +69,21 @@ func (q *commitQueue) init() {
 	q.wake = make(chan struct{}, 1)
 }
 
-// push queues o and numbers it. It fails once the queue is closed.
+// push queues o, numbers it and wakes the committer goroutine. It fails once the queue is
+// closed.
 func (q *commitQueue) push(o *op) error {
+	if err := q.pushOwn(o); err != nil {
+		return err
+	}
+	q.signal()
+	return nil
+}
+
+// pushOwn queues o and numbers it without waking the committer goroutine: the caller must
+// then call Engine.awaitOwn(o), which commits o's group itself unless another committer
+// has taken o or is busy (that one wakes the committer goroutine when it releases with
+// ops queued). It fails once the queue is closed.
+func (q *commitQueue) pushOwn(o *op) error {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -76,31 +94,94 @@ func (q *commitQueue) push(o *op) error {
 	o.lsn, o.gen = q.lsn, q.gen
 	q.ops = append(q.ops, o)
 	q.mu.Unlock()
+	return nil
+}
+
+// signal wakes the committer goroutine (a buffered wake-up: never lost, never blocks).
+func (q *commitQueue) signal() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
-	return nil
 }
 
-// take blocks until ops are queued and returns all of them; ok is false once the queue
-// is closed and drained.
-func (q *commitQueue) take(buf []*op) (ops []*op, ok bool) {
+// take blocks until ops are queued and no group is busy, and takes all of them as the
+// busy group; ok is false once the queue is closed and drained and no group is busy.
+// The caller settles the group, then calls release.
+func (q *commitQueue) take() (ops []*op, ok bool) {
 	for {
-		q.mu.Lock()
-		if len(q.ops) > 0 {
-			ops = append(buf[:0], q.ops...)
-			clear(q.ops)
-			q.ops = q.ops[:0]
-			q.mu.Unlock()
+		ops, done := q.tryTake()
+		switch {
+		case ops != nil:
 			return ops, true
-		}
-		closed := q.closed
-		q.mu.Unlock()
-		if closed {
+		case done:
 			return nil, false
 		}
 		<-q.wake
+	}
+}
+
+// tryTake is take without blocking: ops is nil when there is nothing to take yet, done
+// true once the queue is closed and drained and no group is busy.
+func (q *commitQueue) tryTake() (ops []*op, done bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.busy && len(q.ops) > 0 {
+		return q.takeLocked(), false
+	}
+	return nil, q.closed && !q.busy && len(q.ops) == 0
+}
+
+// takeOwn takes the queued ops as the busy group when o is among them and no group is
+// busy; ok is false otherwise (o is, or will be, another committer's to settle).
+func (q *commitQueue) takeOwn(o *op) (ops []*op, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.busy || o.lsn <= q.taken {
+		return nil, false
+	}
+	return q.takeLocked(), true
+}
+
+// takeMore appends the ops queued since to the busy group ops, unless a recovery started a
+// new generation since (a group's ops are of one generation, as take's are).
+func (q *commitQueue) takeMore(ops []*op) []*op {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.ops) == 0 || q.gen != ops[0].gen {
+		return ops
+	}
+	ops = q.moveQueued(ops)
+	q.taken = ops[len(ops)-1].lsn
+	return ops
+}
+
+// takeLocked moves the queued ops into the busy group. q.mu is held.
+func (q *commitQueue) takeLocked() []*op {
+	ops := q.moveQueued(q.buf[:0])
+	q.busy, q.taken = true, ops[len(ops)-1].lsn
+	return ops
+}
+
+// moveQueued appends the queued ops to dst and empties the queue. q.mu is held.
+func (q *commitQueue) moveQueued(dst []*op) []*op {
+	dst = append(dst, q.ops...)
+	clear(q.ops)
+	q.ops = q.ops[:0]
+	return dst
+}
+
+// release ends the busy group taken by take or takeOwn (settled by then) and, when ops
+// are queued or the queue is closed, wakes the committer goroutine (unless it is the
+// caller: wake false).
+func (q *commitQueue) release(ops []*op, wake bool) {
+	clear(ops)
+	q.mu.Lock()
+	q.buf, q.busy = ops[:0], false
+	more := len(q.ops) > 0 || q.closed
+	q.mu.Unlock()
+	if wake && more {
+		q.signal()
 	}
 }
 
@@ -110,10 +191,7 @@ func (q *commitQueue) drain() []*op {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.gen++
-	ops := append([]*op(nil), q.ops...)
-	clear(q.ops)
-	q.ops = q.ops[:0]
-	return ops
+	return q.moveQueued(nil)
 }
 
 // generation returns the current generation.
@@ -127,10 +205,7 @@ func (q *commitQueue) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.signal()
 }
 
 // settle records that the ops from..to are settled, failed or not, and wakes

@@ -43,9 +43,9 @@ type SubscriptionDoc struct {
 
 var _ subs.Store = (*Engine)(nil)
 
-// SetStreamObserver registers fn, called on the committer after every published change of
-// a stream (create, append, close, delete, ...) with its bucket and bucket-local name. fn
-// must not block (the delivery worker's StreamChanged only marks work).
+// SetStreamObserver registers fn, called by the committer (queue.go) after every published
+// change of a stream (create, append, close, delete, ...) with its bucket and bucket-local
+// name. fn must not block (the delivery worker's StreamChanged only marks work).
 func (e *Engine) SetStreamObserver(fn func(bucket, stream string)) { e.observer.Store(&fn) }
 
 func notifyStream(fn func(bucket, stream string), key string) {

@@ -29,12 +29,13 @@ type reqBody struct {
 	h      *Handler
 	w      http.ResponseWriter
 	rc     http.ResponseController // a value: one allocation less per body
-	src    io.Reader
-	body   io.Closer // the request's body, closed once read to its end
-	cl     int64     // Content-Length, -1 when chunked
+	src    io.ReadCloser           // the request's body, closed once read to its end
+	max    int64                   // the most bytes it may have
+	cl     int64                   // Content-Length, -1 when chunked
 	pieces []*[bodyPiece]byte
-	n      int   // bytes read into pieces
-	held   int64 // bytes taken from the budget
+	one    [1]*[bodyPiece]byte // pieces' storage for the usual one-piece body
+	n      int                 // bytes read into pieces
+	held   int64               // bytes taken from the budget
 	eof    bool
 	until  time.Time // the whole body's deadline
 }
@@ -51,7 +52,8 @@ func (h *Handler) openBody(w http.ResponseWriter, r *http.Request, max int64) (*
 		w.Header().Set("Connection", "close")
 		return b, model.ErrTooLarge
 	}
-	b.src, b.body = http.MaxBytesReader(w, r.Body, max), r.Body
+	b.src, b.max = r.Body, max
+	b.pieces = b.one[:0]
 	b.rc = *http.NewResponseController(w)
 	b.until = time.Now().Add(h.cfg.BodyTimeout)
 	return b, nil
@@ -88,14 +90,16 @@ func (b *reqBody) all() ([]byte, error) {
 		copy(out[i*bodyPiece:], p[:])
 		piecePool.Put(p)
 	}
-	b.pieces = nil
+	clear(b.pieces)
+	b.pieces = b.pieces[:0]
 	b.h.bodies.give(b.held - int64(len(out)))
 	b.held = int64(len(out))
 	return out, nil
 }
 
 // fill reads into the last piece until it is full or the body ends, taking a new piece
-// (and its bytes from the budget) when the last is full.
+// (and its bytes from the budget) when the last is full. It reads at most one byte past
+// max, to tell a body of max bytes from a longer one (model.ErrTooLarge).
 func (b *reqBody) fill() error {
 	off := b.n % bodyPiece
 	if off == 0 {
@@ -109,9 +113,16 @@ func (b *reqBody) fill() error {
 	for off < bodyPiece {
 		now := time.Now()
 		_ = b.rc.SetReadDeadline(minTime(now.Add(b.h.cfg.BodyIdleTimeout), b.until))
-		k, err := b.src.Read(p[off:])
+		room := p[off:]
+		if left := b.max + 1 - int64(b.n); int64(len(room)) > left {
+			room = room[:left]
+		}
+		k, err := b.src.Read(room)
 		off += k
 		b.n += k
+		if int64(b.n) > b.max {
+			return model.ErrTooLarge
+		}
 		if err == io.EOF {
 			b.done()
 			return nil
@@ -128,7 +139,7 @@ func (b *reqBody) fill() error {
 // connection's next request).
 func (b *reqBody) done() {
 	b.eof = true
-	_ = b.body.Close()
+	_ = b.src.Close()
 	_ = b.rc.SetReadDeadline(time.Time{})
 }
 
@@ -146,7 +157,8 @@ func (b *reqBody) close() {
 	for _, p := range b.pieces {
 		piecePool.Put(p)
 	}
-	b.pieces = nil
+	clear(b.pieces)
+	b.pieces = b.pieces[:0]
 	b.h.bodies.give(b.held)
 	b.held = 0
 }
@@ -195,10 +207,7 @@ func (h *Handler) streamExists(key model.StreamKey) func() error {
 }
 
 func bodyError(err error) error {
-	var mbe *http.MaxBytesError
 	switch {
-	case errors.As(err, &mbe):
-		return model.ErrTooLarge
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return model.ErrBodyTimeout
 	}

@@ -61,9 +61,10 @@ func (s *Store) checkpoint(extra []storage.Change) error {
 }
 
 // startCheckpointer runs checkpoints in the background every CheckpointInterval and
-// when Commit reports CheckpointBytes logged.
+// when Commit reports CheckpointBytes logged, each right after a group ends (quiet.go).
 func (s *Store) startCheckpointer() {
 	s.kick, s.stop, s.stopped = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	s.log.ended = newEdge()
 	go func() {
 		defer close(s.stopped)
 		var tick <-chan time.Time
@@ -79,6 +80,7 @@ func (s *Store) startCheckpointer() {
 			case <-tick:
 			case <-s.kick:
 			}
+			s.log.ended.next(quietWait, s.stop)
 			_ = s.checkpoint(nil) // a failure is kept in ckErr and fails the next Commit
 		}
 	}()

@@ -52,6 +52,14 @@ type wal struct {
 	buf    []byte
 	broken error // a failed append whose bytes could not be cut off: appends fail
 	zero   zeroer
+	ended  edge // the checkpointer's, signalled after each append (quiet.go); nil: none
+}
+
+// groupEnded tells the checkpointer and the zeroer that the disk is free of groups for a
+// moment.
+func (w *wal) groupEnded() {
+	w.ended.signal()
+	w.zero.ended.signal()
 }
 
 func segName(seg uint64) string { return fmt.Sprintf("%012d%s", seg, segSuffix) }
@@ -59,6 +67,7 @@ func segName(seg uint64) string { return fmt.Sprintf("%012d%s", seg, segSuffix) 
 // append writes group as one record with one write(2) and syncs it (not with noSync):
 // the group is durable when it returns nil. A failed append is cut off the segment.
 func (w *wal) append(group []storage.Change) (logPos, error) {
+	defer w.groupEnded()
 	if w.broken != nil {
 		return w.pos, w.broken
 	}

@@ -32,10 +32,12 @@ type zeroer struct {
 	zend int64    // zeros are written up to here
 
 	kick, stop, stopped chan struct{}
+	ended               edge // a group ended: the moment to write and sync a chunk
 }
 
 func (z *zeroer) start() {
 	z.kick, z.stop, z.stopped = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	z.ended = newEdge()
 	go func() {
 		defer close(z.stopped)
 		for {
@@ -44,7 +46,11 @@ func (z *zeroer) start() {
 				return
 			case <-z.kick:
 			}
-			for z.running() && z.fill() {
+			for z.running() {
+				z.ended.next(quietWait, z.stop) // a chunk's write and sync after a group's fdatasync, not during it
+				if !z.fill() {
+					break
+				}
 			}
 		}
 	}()

@@ -35,7 +35,8 @@ func PerStream(err error) bool {
 }
 
 // Backend is a store of streams. Commit is called by one goroutine at a time (the
-// engine's committer); reads, Probe and the clean-up calls (Collect, Trim) may run
+// engine's committer; not always the same goroutine), each call after the last returned;
+// reads, Probe and the clean-up calls (Collect, Trim) may run
 // concurrently with it and with each other. Reads see committed state only and return
 // values the caller may keep and change. Read errors are storage failures; a missing item
 // is not an error.

@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"testing"
+)
+
+// queued pushes n ops with pushOwn and returns them.
+func queued(t *testing.T, q *commitQueue, n int) []*op {
+	t.Helper()
+	ops := make([]*op, n)
+	for i := range ops {
+		ops[i] = &op{}
+		if err := q.pushOwn(ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ops
+}
+
+// woken reports whether the committer goroutine has a wake-up pending, and consumes it.
+func woken(q *commitQueue) bool {
+	select {
+	case <-q.wake:
+		return true
+	default:
+		return false
+	}
+}
+
+// One group at a time: an op's goroutine takes every queued op, in queue order, only when
+// no group is busy and its op is not taken yet; releasing with ops queued wakes the
+// committer goroutine, which then takes them.
+func TestCommitQueueOneBusyGroup(t *testing.T) {
+	var q commitQueue
+	q.init()
+	ops := queued(t, &q, 3)
+	if woken(&q) {
+		t.Fatal("pushOwn woke the committer goroutine")
+	}
+	group, ok := q.takeOwn(ops[1])
+	if !ok || len(group) != 3 || group[0] != ops[0] || group[2] != ops[2] {
+		t.Fatalf("takeOwn = %v, %v: want the 3 queued ops in order", group, ok)
+	}
+	later := queued(t, &q, 2)
+	if _, ok := q.takeOwn(later[0]); ok {
+		t.Fatal("takeOwn took a group while one is busy")
+	}
+	if _, ok := q.takeOwn(ops[0]); ok {
+		t.Fatal("takeOwn took an op that is already taken")
+	}
+	q.release(group, true)
+	if !woken(&q) {
+		t.Fatal("release with ops queued did not wake the committer goroutine")
+	}
+	next, ok := q.take()
+	if !ok || len(next) != 2 || next[0] != later[0] || next[1] != later[1] {
+		t.Fatalf("take = %v, %v: want the 2 ops queued meanwhile", next, ok)
+	}
+	if _, ok := q.takeOwn(later[1]); ok {
+		t.Fatal("takeOwn took an op the committer goroutine has taken")
+	}
+	q.release(next, false)
+	if woken(&q) {
+		t.Fatal("release without queued ops woke the committer goroutine")
+	}
+}
+
+// takeMore adds the ops queued after the busy group was taken, but never ops of a newer
+// generation (recovery drained the queue meanwhile): a group's ops share one generation.
+func TestCommitQueueTakeMoreKeepsOneGeneration(t *testing.T) {
+	var q commitQueue
+	q.init()
+	first := queued(t, &q, 1)
+	group, ok := q.takeOwn(first[0])
+	if !ok {
+		t.Fatal("takeOwn refused an idle queue")
+	}
+	more := queued(t, &q, 2)
+	group = q.takeMore(group)
+	if len(group) != 3 || group[1] != more[0] || group[2] != more[1] {
+		t.Fatalf("takeMore = %v: want the first op, then the 2 queued since", group)
+	}
+	if _, ok := q.takeOwn(more[1]); ok {
+		t.Fatal("an op added by takeMore was taken again")
+	}
+	q.drain()
+	newer := queued(t, &q, 1)
+	if got := q.takeMore(group); len(got) != 3 {
+		t.Fatalf("takeMore added %d ops of a newer generation", len(got)-3)
+	}
+	q.release(group, true)
+	if !woken(&q) {
+		t.Fatal("release with the newer op queued did not wake the committer goroutine")
+	}
+	if next, ok := q.take(); !ok || len(next) != 1 || next[0] != newer[0] {
+		t.Fatalf("take = %v, %v: want the newer op", next, ok)
+	}
+}
+
+// The committer goroutine stops only when the queue is closed, drained and no group is
+// busy: a group an op's goroutine still commits keeps it (and so Close) waiting.
+func TestCommitQueueCloseWaitsForTheBusyGroup(t *testing.T) {
+	var q commitQueue
+	q.init()
+	ops := queued(t, &q, 1)
+	group, ok := q.takeOwn(ops[0])
+	if !ok {
+		t.Fatal("takeOwn refused an idle queue")
+	}
+	q.close()
+	if err := q.pushOwn(&op{}); err == nil {
+		t.Fatal("pushOwn succeeded on a closed queue")
+	}
+	if ops, done := q.tryTake(); ops != nil || done {
+		t.Fatalf("tryTake = %v, %v while a group is busy: want nothing yet, not done", ops, done)
+	}
+	q.release(group, true)
+	if !woken(&q) {
+		t.Fatal("release on a closed queue did not wake the committer goroutine")
+	}
+	if ops, ok := q.take(); ok || ops != nil {
+		t.Fatalf("take = %v, %v: want the end of a closed, drained, idle queue", ops, ok)
+	}
+}
