@@ -270,7 +270,8 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 // record tail) or that only inform: metaRefreshMs for a stream with a sliding TTL, whose
 // expiry after an unload or restart reads the stored access time; metaRefreshIdleMs for
 // any other, where only the last write time lags (a listing shows a loaded stream's own,
-// ListStreams). The longer bound keeps appends spread over many streams from rewriting
+// ListStreams; Close and an unload write a lagging one first, flushMetas and evictLocked,
+// so only a crash can leave it behind). The longer bound keeps appends spread over many streams from rewriting
 // a meta each, a page of its own at the checkpoint (issue 19, target 6).
 const (
 	metaRefreshMs     = 1000
@@ -291,7 +292,7 @@ func (s *stream) metaRefresh(nm *streamMeta, now time.Time) *streamMeta {
 	if nm.Closed == old.Closed && nm.StreamSeq == old.StreamSeq && ms-s.metaMs < every {
 		return nil
 	}
-	s.metaMs = ms
+	s.metaMs, s.storedLast = ms, nm.LastWriteMs
 	return nm
 }
 

@@ -50,7 +50,7 @@ func (e *Engine) SetAttrs(key model.StreamKey, attrs []byte) error {
 	}
 	nm := s.edit()
 	nm.Attrs = attrs
-	o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: nm.stored()}, pub: func() { s.publish(nm, nil) }}
+	o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: s.storedMeta(nm)}, pub: func() { s.publish(nm, nil) }}
 	if err := e.q.push(o); err != nil {
 		s.mu.Unlock()
 		return err

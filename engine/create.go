@@ -200,7 +200,7 @@ func (e *Engine) queueCreate(m *streamMeta, b *bucketState, entries []cachedMsg,
 	}
 	var others []*stream
 	for _, c := range also {
-		ch.Also = append(ch.Also, c.after.stored())
+		ch.Also = append(ch.Also, c.s.storedMeta(c.after))
 		others = append(others, c.s)
 	}
 	o := &op{s: s, others: others, ch: ch,

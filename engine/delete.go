@@ -62,7 +62,7 @@ func (e *Engine) deleteLocked(s *stream) (*op, error) {
 		nm := s.edit()
 		nm.SoftDeleted = true
 		s.m = nm
-		o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: nm.stored()}, pub: func() { s.publish(nm, nil) }}
+		o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: s.storedMeta(nm)}, pub: func() { s.publish(nm, nil) }}
 		if err := e.q.push(o); err != nil {
 			return nil, err
 		}
@@ -130,7 +130,7 @@ func (e *Engine) releaseSourceLocked(m *streamMeta, o *op, victims *[]*stream) e
 		}
 		if nm.Refs > 0 || !nm.SoftDeleted {
 			src.m = nm
-			o.ch.Also = append(o.ch.Also, nm.stored())
+			o.ch.Also = append(o.ch.Also, src.storedMeta(nm))
 			o.others = append(o.others, src)
 			o.pub = func() { src.publish(nm, nil) }
 			src.mu.Unlock()

@@ -159,7 +159,7 @@ func (e *Engine) Close() error {
 	if !e.closing.CompareAndSwap(false, true) {
 		return nil
 	}
-	e.flushAccessTimes()
+	e.flushMetas()
 	close(e.stop)
 	e.q.close()
 	e.bg.Wait()

@@ -18,8 +18,9 @@ const evictLowWater = 0.9
 
 // evictIdle unloads the least recently used idle streams while more than
 // Options.LoadedStreams incarnations are loaded. An evicted stream's state is all in
-// storage (every op settled, its meta current), so the next lookup reloads it exactly;
-// its in-memory extras (tail cache, producer states) are caches that reload on demand.
+// storage (every op settled, its meta current: a lagging one is written first and waited
+// for, outside e.mu), so the next lookup reloads it exactly; its in-memory extras (tail
+// cache, producer states) are caches that reload on demand.
 // It returns how many streams it evicted.
 func (e *Engine) evictIdle() int {
 	limit := e.opts.LoadedStreams
@@ -46,16 +47,40 @@ func (e *Engine) evictIdle() int {
 	evicted := 0
 	for i := 0; i < len(cands) && evicted < want; {
 		settled := e.settledLSN()
+		var lagging []*stream
+		var last uint64
 		e.mu.Lock()
-		for end := min(i+evictBatch, len(cands)); i < end && evicted < want; i++ {
-			if e.evictLocked(cands[i].s, settled) {
+		for end := min(i+evictBatch, len(cands)); i < end && evicted+len(lagging) < want; i++ {
+			switch ok, lsn := e.evictLocked(cands[i].s, settled); {
+			case ok:
 				evicted++
+			case lsn > 0:
+				lagging, last = append(lagging, cands[i].s), lsn
 			}
 		}
 		e.mu.Unlock()
+		if last > 0 && e.waitDurable(last) == nil {
+			evicted += e.evictFlushed(lagging)
+		}
 	}
 	e.unloads.Add(uint64(evicted))
 	return evicted
+}
+
+// evictFlushed evicts the streams whose lagging metas an eviction batch wrote, now that
+// those writes settled, and returns how many it evicted; one that changed meanwhile
+// stays loaded for a later pass.
+func (e *Engine) evictFlushed(streams []*stream) int {
+	settled := e.settledLSN()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, s := range streams {
+		if ok, _ := e.evictLocked(s, settled); ok {
+			n++
+		}
+	}
+	return n
 }
 
 // settledLSN returns the lsn up to which every queued op has settled.
@@ -69,19 +94,23 @@ func (e *Engine) settledLSN() uint64 {
 // (settled covers its last one, and its decided state is the published one), no live
 // reader, bootstrap, waiter or pending repair, and no deletion under way. A sliding TTL's
 // access time (reads keep it in memory only, A-14) stays in e.accessed for the next load.
-// e.mu is held.
-func (e *Engine) evictLocked(s *stream, settled uint64) bool {
+// When only its stored meta lags (metaLags: the last write time) it queues the meta's
+// write instead and returns its lsn: s is evictable once that settled. e.mu is held.
+func (e *Engine) evictLocked(s *stream, settled uint64) (bool, uint64) {
 	if e.byID[s.sid] != s {
-		return false // dropped meanwhile
+		return false, 0 // dropped meanwhile
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lastLSN > settled || s.m != s.vis || s.deleted || s.visDeleted || s.notify != nil ||
 		s.live.Load() != 0 || s.pins.Load() != 0 || s.broken.Load() != nil {
-		return false
+		return false, 0
 	}
 	if _, ok := e.brokenSet[s]; ok {
-		return false
+		return false, 0
+	}
+	if s.metaLags() {
+		return false, e.flushMetaLocked(s, false)
 	}
 	s.evicted = true
 	if a := s.access.Load(); s.m.TTL != nil && a > e.startedMs {
@@ -90,7 +119,7 @@ func (e *Engine) evictLocked(s *stream, settled uint64) bool {
 	s.cache.reset(s.cache.end)
 	s.producers = nil
 	e.forgetLocked(s)
-	return true
+	return true, 0
 }
 
 // LoadStats is what the engine holds in memory, for the metrics.

@@ -16,10 +16,7 @@ import (
 // returns how many it unloaded.
 func (te *testEngine) evictAll() int {
 	te.t.Helper()
-	te.q.mu.Lock()
-	last := te.q.lsn
-	te.q.mu.Unlock()
-	if err := te.waitDurable(last); err != nil { // an op settles just after its caller returns
+	if err := te.waitDurable(te.queuedLSN()); err != nil { // an op settles just after its caller returns
 		te.t.Fatal(err)
 	}
 	limit := te.opts.LoadedStreams

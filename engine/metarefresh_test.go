@@ -9,7 +9,8 @@ import (
 // metaRefreshIdleMs (only the last write time lags, tail and record tail are derived on
 // load), of one with a sliding TTL every metaRefreshMs (its expiry reads the stored
 // access time after a restart); a listing shows a loaded stream's own last write time,
-// not the stored one.
+// not the stored one. A clean shutdown and an unload write a lagging meta first, so the
+// listed last write time stays exact after either.
 func TestAppendMetaRefresh(t *testing.T) {
 	te := newTestEngine(t)
 	te.mustCreate("plain", "text/plain", "")
@@ -29,6 +30,14 @@ func TestAppendMetaRefresh(t *testing.T) {
 		}
 		return out
 	}
+	stored := func(name string) int64 {
+		t.Helper()
+		sm, err := te.st.Stream(key(name).String())
+		if err != nil || sm == nil {
+			t.Fatalf("stored meta of %s: %v %v", name, sm, err)
+		}
+		return sm.LastWriteMs
+	}
 	appendBoth := func() int64 {
 		t.Helper()
 		te.clk.advance(2 * time.Second)
@@ -36,20 +45,52 @@ func TestAppendMetaRefresh(t *testing.T) {
 		te.mustAppend("ttl", "text/plain", "x")
 		return te.clk.now().UnixMilli()
 	}
+	want := func(when string, ms int64) {
+		t.Helper()
+		if got := lastWrites(); got["plain"] != ms || got["ttl"] != ms {
+			t.Fatalf("%s: listed last writes %v, want both %d", when, got, ms)
+		}
+	}
 	first := appendBoth() // the first append after the load writes the meta
 	second := appendBoth()
-	if got := lastWrites(); got["plain"] != second || got["ttl"] != second {
-		t.Fatalf("loaded: listed last writes %v, want both %d", got, second)
+	want("loaded", second)
+	if p, s := stored("plain"), stored("ttl"); p != first || s != second {
+		t.Fatalf("stored after 2 s: last writes plain %d, ttl %d; want %d (not rewritten), %d", p, s, first, second)
 	}
 	te.reopen()
-	if got := lastWrites(); got["plain"] != first || got["ttl"] != second {
-		t.Fatalf("stored after 2 s: last writes %v, want plain %d (not rewritten), ttl %d", got, first, second)
+	want("after a clean restart", second)
+
+	third := appendBoth()
+	fourth := appendBoth()
+	if p := stored("plain"); p != third {
+		t.Fatalf("stored after 2 s: plain's last write %d, want %d (not rewritten)", p, third)
 	}
+	if n := te.evictAll(); n != 2 || te.loaded() != 0 {
+		t.Fatalf("evicted %d, %d still loaded; want 2 and 0", n, te.loaded())
+	}
+	want("after an unload", fourth)
+	if p := stored("plain"); p != fourth {
+		t.Fatalf("stored after an unload: plain's last write %d, want %d", p, fourth)
+	}
+	if _, err := te.Head(key("plain")); err != nil { // reloads it: its stored meta is current
+		t.Fatal(err)
+	}
+	if lsn := te.queuedLSN(); te.evictAll() != 1 || te.queuedLSN() != lsn {
+		t.Fatalf("unloading a freshly loaded stream queued ops %d..%d, want none", lsn, te.queuedLSN())
+	}
+
 	appendBoth()
 	te.clk.advance(time.Duration(metaRefreshIdleMs) * time.Millisecond)
 	last := appendBoth()
-	te.reopen()
-	if got := lastWrites(); got["plain"] != last || got["ttl"] != last {
-		t.Fatalf("stored after %d ms: last writes %v, want both %d", metaRefreshIdleMs, got, last)
+	if p, s := stored("plain"), stored("ttl"); p != last || s != last {
+		t.Fatalf("stored after %d ms: last writes plain %d, ttl %d; want both %d", metaRefreshIdleMs, p, s, last)
 	}
+	want("loaded", last)
+}
+
+// queuedLSN returns the lsn of the op queued last.
+func (te *testEngine) queuedLSN() uint64 {
+	te.q.mu.Lock()
+	defer te.q.mu.Unlock()
+	return te.q.lsn
 }

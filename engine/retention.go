@@ -66,7 +66,7 @@ func (e *Engine) decideRetention(s *stream, at Position) (*op, StreamInfo, uint6
 	if s.isJSON {
 		nm.RecordFirst = rec
 	}
-	o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: nm.stored(), Retained: true},
+	o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: s.storedMeta(nm), Retained: true},
 		pub: func() { s.publish(nm, nil) }}
 	if err := e.q.push(o); err != nil {
 		return nil, StreamInfo{}, 0, err

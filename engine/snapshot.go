@@ -105,7 +105,7 @@ func (e *Engine) decideSnapshot(s *stream, req *SnapshotRequest, info *SnapshotI
 	}
 	nm := s.edit()
 	nm.Snapshot = &snapshotMeta{Offset: off, ContentType: info.ContentType, Digest: info.Digest, Size: info.Size, RecordAt: rec}
-	o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: nm.stored(),
+	o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: s.storedMeta(nm),
 		PutSnapshot: &storage.SnapshotBody{Offset: off, Body: req.Body}},
 		pub: func() {
 			s.publish(nm, nil)

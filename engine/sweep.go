@@ -186,25 +186,45 @@ func (e *Engine) gcWorked() {
 	}
 }
 
-// flushAccessTimes persists the sliding-TTL access times of loaded streams at shutdown.
-func (e *Engine) flushAccessTimes() {
+// flushMetas writes, at shutdown, the meta of every loaded stream whose stored one lags
+// the decided one in a field that loading does not derive: the last write time
+// (metaRefresh) and a sliding TTL's access time (reads keep it in memory only, A-14).
+// It queues one op per such stream under the locks, then waits for them all.
+func (e *Engine) flushMetas() {
 	e.mu.Lock()
-	var ops []*op
+	var last uint64
 	for _, s := range e.byID {
 		s.mu.Lock()
-		if !s.deleted && s.m.TTL != nil && s.access.Load() > s.m.AccessMs {
-			nm := s.edit()
-			nm.AccessMs = s.access.Load()
-			s.m = nm
-			o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: nm.stored()}}
-			if e.q.push(o) == nil {
-				ops = append(ops, o)
-			}
-		}
+		last = max(last, e.flushMetaLocked(s, true))
 		s.mu.Unlock()
 	}
 	e.mu.Unlock()
-	for _, o := range ops {
-		o.done.Wait()
+	if last > 0 {
+		_ = e.waitDurable(last) // a failed commit leaves the stored meta as it was
 	}
+}
+
+// flushMetaLocked queues a rewrite of the stored meta of s when it lags (metaLags; with
+// access, also when a sliding TTL's access time is newer) and returns the op's lsn, 0
+// when none was queued. Without access the decided meta is stored as it is, so that a
+// stream whose committed state is its decided one stays so (evictLocked). s.mu is held.
+func (e *Engine) flushMetaLocked(s *stream, access bool) uint64 {
+	touched := access && s.m.TTL != nil && s.access.Load() > s.m.AccessMs
+	if s.deleted || (!touched && !s.metaLags()) {
+		return 0
+	}
+	nm := s.m
+	if touched {
+		nm = s.edit()
+		nm.AccessMs = s.access.Load()
+	}
+	o := &op{s: s, ch: storage.Change{SID: s.sid, Meta: nm.stored()}}
+	if nm != s.m {
+		o.after = nm
+	}
+	if e.q.push(o) != nil {
+		return 0
+	}
+	s.m, s.lastLSN, s.storedLast = nm, o.lsn, nm.LastWriteMs
+	return o.lsn
 }
