@@ -199,7 +199,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	countBody(r, requestInfo(r))
+	countBody(r, requestInfo(w))
 	h.router.ServeHTTP(w, r)
 }
 
@@ -221,7 +221,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, t target) error
 func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	t, err := h.parseTarget(r.URL.EscapedPath())
 	if err == nil {
-		err = admit(r, t)
+		err = admit(w, r, t)
 	}
 	w, finish := compressResponse(w, r, t, err)
 	if err == nil {
