@@ -30,8 +30,11 @@ func (h *Handler) append(w http.ResponseWriter, r *http.Request, t target) error
 			return b.refuse(err)
 		}
 	}
-	if req.Body, err = b.all(); err != nil {
+	if req.Frame, err = b.framed(); err != nil {
 		return err
+	}
+	if len(req.Frame) > 0 {
+		req.Body = req.Frame[1:]
 	}
 	res, err := h.store.Append(t.key, req)
 	if err != nil {

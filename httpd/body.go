@@ -77,6 +77,16 @@ func (b *reqBody) pending() (bool, error) {
 // all reads the rest of the body and returns it in one buffer of its exact size (the
 // engine may keep it); the pieces go back to the pool.
 func (b *reqBody) all() ([]byte, error) {
+	frame, err := b.framed()
+	if len(frame) == 0 {
+		return nil, err
+	}
+	return frame[1:], nil
+}
+
+// framed is all with one spare byte in front of the body (engine.AppendRequest.Frame: the
+// engine stores it without copying the body); nil for an empty body.
+func (b *reqBody) framed() ([]byte, error) {
 	for !b.eof {
 		if err := b.fill(); err != nil {
 			return nil, b.refuse(err)
@@ -85,15 +95,15 @@ func (b *reqBody) all() ([]byte, error) {
 	if b.n == 0 {
 		return nil, nil
 	}
-	out := make([]byte, b.n)
+	out := make([]byte, 1+b.n)
 	for i, p := range b.pieces {
-		copy(out[i*bodyPiece:], p[:])
+		copy(out[1+i*bodyPiece:], p[:])
 		piecePool.Put(p)
 	}
 	clear(b.pieces)
 	b.pieces = b.pieces[:0]
-	b.h.bodies.give(b.held - int64(len(out)))
-	b.held = int64(len(out))
+	b.h.bodies.give(b.held - int64(b.n))
+	b.held = int64(b.n)
 	return out, nil
 }
 
