@@ -37,7 +37,7 @@ type reqBody struct {
 	n      int                 // bytes read into pieces
 	held   int64               // bytes taken from the budget
 	eof    bool
-	until  time.Time // the whole body's deadline
+	until  time.Time // the whole body's deadline, from its first read (fill)
 }
 
 // openBody starts reading r's body. Errors: model.ErrTooLarge (Content-Length above max).
@@ -55,7 +55,6 @@ func (h *Handler) openBody(w http.ResponseWriter, r *http.Request, max int64) (*
 	b.src, b.max = r.Body, max
 	b.pieces = b.one[:0]
 	b.rc = *http.NewResponseController(w)
-	b.until = time.Now().Add(h.cfg.BodyTimeout)
 	return b, nil
 }
 
@@ -122,6 +121,9 @@ func (b *reqBody) fill() error {
 	p := b.pieces[len(b.pieces)-1]
 	for off < bodyPiece {
 		now := time.Now()
+		if b.until.IsZero() { // the first read: one clock reading less per body
+			b.until = now.Add(b.h.cfg.BodyTimeout)
+		}
 		_ = b.rc.SetReadDeadline(minTime(now.Add(b.h.cfg.BodyIdleTimeout), b.until))
 		room := p[off:]
 		if left := b.max + 1 - int64(b.n); int64(len(room)) > left {
