@@ -37,7 +37,8 @@ type reqBody struct {
 	n      int                 // bytes read into pieces
 	held   int64               // bytes taken from the budget
 	eof    bool
-	until  time.Time // the whole body's deadline, from its first read (fill)
+	until  time.Time    // the whole body's deadline, from its first read (fill)
+	ri     *RequestInfo // counts the bytes read, when a middleware asked (nil otherwise)
 }
 
 // openBody starts reading r's body. Errors: model.ErrTooLarge (Content-Length above max).
@@ -52,7 +53,7 @@ func (h *Handler) openBody(w http.ResponseWriter, r *http.Request, max int64) (*
 		w.Header().Set("Connection", "close")
 		return b, model.ErrTooLarge
 	}
-	b.src, b.max = r.Body, max
+	b.src, b.max, b.ri = r.Body, max, requestInfo(w)
 	b.pieces = b.one[:0]
 	b.rc = *http.NewResponseController(w)
 	return b, nil
@@ -132,6 +133,9 @@ func (b *reqBody) fill() error {
 		k, err := b.src.Read(room)
 		off += k
 		b.n += k
+		if b.ri != nil {
+			b.ri.BodyBytes += int64(k)
+		}
 		if int64(b.n) > b.max {
 			return model.ErrTooLarge
 		}

@@ -1,9 +1,6 @@
 package httpd
 
-import (
-	"io"
-	"net/http"
-)
+import "net/http"
 
 // RequestInfo is what the handler learned about one request, for the request log and the
 // metrics of the operator surface (D12). A middleware creates it and passes it in the
@@ -20,8 +17,6 @@ type RequestInfo struct {
 	// BodyBytes counts the request body bytes the handler read, after Content-Encoding
 	// decoding.
 	BodyBytes int64
-
-	body countingBody // the request body's counter (countBody): no allocation of its own
 }
 
 // RequestInfoWriter is a middleware's ResponseWriter that carries the request's
@@ -66,25 +61,5 @@ func noteRoute(w http.ResponseWriter, k targetKind) {
 func noteCode(w http.ResponseWriter, code string) {
 	if ri := requestInfo(w); ri != nil {
 		ri.Code = code
-	}
-}
-
-// countingBody counts what is read from a request body into a RequestInfo.
-type countingBody struct {
-	io.ReadCloser
-	ri *RequestInfo
-}
-
-func (c *countingBody) Read(p []byte) (int, error) {
-	n, err := c.ReadCloser.Read(p)
-	c.ri.BodyBytes += int64(n)
-	return n, err
-}
-
-// countBody makes the request body count its bytes into ri, when there is a body to count.
-func countBody(r *http.Request, ri *RequestInfo) {
-	if ri != nil && r.Body != nil && r.Body != http.NoBody {
-		ri.body = countingBody{ReadCloser: r.Body, ri: ri}
-		r.Body = &ri.body
 	}
 }

@@ -195,11 +195,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if err := decodeRequestBody(r); err != nil {
+	if r, err = decodeRequestBody(r); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	countBody(r, requestInfo(w))
 	h.router.ServeHTTP(w, r)
 }
 
