@@ -18,6 +18,10 @@ type AppendRequest struct {
 	Producer    *model.Producer // idempotent producer triple, if sent
 	StreamSeq   *string         // Stream-Seq, if sent
 	RecordMatch *uint64         // Stream-Record-Match, if sent (extension §6.4)
+	// Frame, optional, is Body with one spare byte in front (Frame[1:] is Body, the same
+	// memory): the engine may keep Frame as Body's stored message, its flag written in
+	// Frame[0], instead of copying Body (httpd reads bodies so). Ignored otherwise.
+	Frame []byte
 
 	also []storage.KVPut // subscription records written with the append (pull-wake events)
 }
@@ -219,7 +223,7 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 	o := &op{s: s, after: nm}
 	var entries []cachedMsg
 	if len(req.Body) > 0 {
-		entries = appendUnitMessages(o.one[:0], nm.Tail, req.Body, msgs, s.isJSON)
+		entries = appendUnitMessages(o.one[:0], nm.Tail, req.Body, req.Frame, msgs, s.isJSON)
 		nm.Tail += unitBytes(entries)
 		if s.isJSON {
 			nm.RecordNext += uint64(len(entries))
