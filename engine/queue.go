@@ -55,7 +55,6 @@ type commitQueue struct {
 	closed    bool
 	wake      chan struct{} // the committer goroutine: ops to take, or a group released
 	busy      bool          // a group is taken and not yet settled: nobody else takes one
-	taken     uint64        // the highest lsn taken
 	buf       []*op         // the group's slice, owned by whoever set busy
 	settled   uint64
 	lost      []lsnRange
@@ -133,11 +132,12 @@ func (q *commitQueue) tryTake() (ops []*op, done bool) {
 }
 
 // takeOwn takes the queued ops as the busy group when o is among them and no group is
-// busy; ok is false otherwise (o is, or will be, another committer's to settle).
+// busy; ok is false otherwise (o is, or will be, another committer's to settle, or
+// recovery drained and failed it: see drain).
 func (q *commitQueue) takeOwn(o *op) (ops []*op, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.busy || o.lsn <= q.taken {
+	if q.busy || len(q.ops) == 0 || o.lsn < q.ops[0].lsn {
 		return nil, false
 	}
 	return q.takeLocked(), true
@@ -151,16 +151,13 @@ func (q *commitQueue) takeMore(ops []*op) []*op {
 	if len(q.ops) == 0 || q.gen != ops[0].gen {
 		return ops
 	}
-	ops = q.moveQueued(ops)
-	q.taken = ops[len(ops)-1].lsn
-	return ops
+	return q.moveQueued(ops)
 }
 
 // takeLocked moves the queued ops into the busy group. q.mu is held.
 func (q *commitQueue) takeLocked() []*op {
-	ops := q.moveQueued(q.buf[:0])
-	q.busy, q.taken = true, ops[len(ops)-1].lsn
-	return ops
+	q.busy = true
+	return q.moveQueued(q.buf[:0])
 }
 
 // moveQueued appends the queued ops to dst and empties the queue. q.mu is held.

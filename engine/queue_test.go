@@ -122,3 +122,28 @@ func TestCommitQueueCloseWaitsForTheBusyGroup(t *testing.T) {
 		t.Fatalf("take = %v, %v: want the end of a closed, drained, idle queue", ops, ok)
 	}
 }
+
+// An op that recovery drained (failed, settled) before its goroutine came to awaitOwn is
+// not the goroutine's to commit: takeOwn takes nothing, from an empty queue or from one
+// holding only newer ops (their own goroutines commit them).
+func TestCommitQueueTakeOwnAfterDrain(t *testing.T) {
+	var q commitQueue
+	q.init()
+	ops := queued(t, &q, 1)
+	if drained := q.drain(); len(drained) != 1 {
+		t.Fatalf("drain = %v: want the queued op", drained)
+	}
+	if group, ok := q.takeOwn(ops[0]); ok {
+		t.Fatalf("takeOwn = %v, true for a drained op: want nothing taken", group)
+	}
+	if q.busy {
+		t.Fatal("takeOwn left an empty group busy")
+	}
+	newer := queued(t, &q, 1)
+	if group, ok := q.takeOwn(ops[0]); ok {
+		t.Fatalf("takeOwn = %v, true for a drained op: want the newer op left to its own", group)
+	}
+	if group, ok := q.takeOwn(newer[0]); !ok || len(group) != 1 || group[0] != newer[0] {
+		t.Fatalf("takeOwn = %v, %v: want the newer op", group, ok)
+	}
+}
