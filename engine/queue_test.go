@@ -147,3 +147,28 @@ func TestCommitQueueTakeOwnAfterDrain(t *testing.T) {
 		t.Fatalf("takeOwn = %v, %v: want the newer op", group, ok)
 	}
 }
+
+// Ranges settled out of lsn order (recovery fails newer queued ops before an older busy
+// group settles): settled stops at the gap until it is filled, and lost stays exact.
+func TestCommitQueueSettleOutOfOrder(t *testing.T) {
+	var q commitQueue
+	q.init()
+	q.settle(4, 5, true)
+	q.settle(7, 7, false)
+	if q.settled != 0 {
+		t.Fatalf("settled = %d with lsns 1..3 and 6 unsettled; want 0", q.settled)
+	}
+	q.settle(1, 3, true)
+	if q.settled != 5 {
+		t.Fatalf("settled = %d; want 5 (6 still unsettled)", q.settled)
+	}
+	q.settle(6, 6, false)
+	if q.settled != 7 {
+		t.Fatalf("settled = %d; want 7", q.settled)
+	}
+	for lsn, want := range map[uint64]bool{1: true, 3: true, 4: true, 5: true, 6: false, 7: false} {
+		if got := q.lostAt(lsn); got != want {
+			t.Errorf("lostAt(%d) = %v; want %v (lost %v)", lsn, got, want, q.lost)
+		}
+	}
+}
