@@ -2,6 +2,11 @@ package engine
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/dsd-project/dsd/model"
@@ -12,6 +17,13 @@ func (q *commitQueue) isSettled(lsn uint64) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.settled >= lsn
+}
+
+// isBusy reports whether a group is being committed.
+func (q *commitQueue) isBusy() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.busy
 }
 
 // An op that recovery drained before its goroutine came to awaitOwn fails as drained ops
@@ -60,5 +72,33 @@ func TestRecoveryBehindABusyGroupKeepsSettledExact(t *testing.T) {
 		if err := te.waitDurable(o.lsn); !errors.Is(err, model.ErrStorageFailed) {
 			t.Fatalf("waitDurable(%d) = %v for a failed op; want ErrStorageFailed", o.lsn, err)
 		}
+	}
+}
+
+// A panic while a request's goroutine commits its group ends the process, as one on the
+// committer goroutine does: net/http recovers a handler's panic, which would leave the
+// group busy and commitMu held, and every later write waiting forever. The child process
+// recovers the panic as net/http does; it must not get past it.
+func TestPanicWhileCommittingOwnGroupEndsTheProcess(t *testing.T) {
+	if os.Getenv("DSD_TEST_OWN_COMMIT_PANIC") == "1" {
+		te := newTestEngine(t)
+		te.mustCreate("x", "text/plain", "")
+		for te.q.isBusy() { // the create's group: the append must find the queue idle
+			runtime.Gosched()
+		}
+		hook := func() { panic("observer failed") }
+		te.pubHook.Store(&hook)
+		func() {
+			defer func() { _ = recover() }()
+			_, _ = te.Append(key("x"), AppendRequest{MediaType: "text/plain", Body: []byte("a")})
+		}()
+		fmt.Println("past the panic")
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPanicWhileCommittingOwnGroupEndsTheProcess$")
+	cmd.Env = append(os.Environ(), "DSD_TEST_OWN_COMMIT_PANIC=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || strings.Contains(string(out), "past the panic") || !strings.Contains(string(out), "observer failed") {
+		t.Fatalf("child: %v\n%s\nwant it ended by the panic", err, out)
 	}
 }
