@@ -18,6 +18,10 @@ type AppendRequest struct {
 	Producer    *model.Producer // idempotent producer triple, if sent
 	StreamSeq   *string         // Stream-Seq, if sent
 	RecordMatch *uint64         // Stream-Record-Match, if sent (extension §6.4)
+	// Frame, optional, is Body with one spare byte in front (Frame[1:] is Body, the same
+	// memory): the engine may keep Frame as Body's stored message, its flag written in
+	// Frame[0], instead of copying Body (httpd reads bodies so). Ignored otherwise.
+	Frame []byte
 
 	also []storage.KVPut // subscription records written with the append (pull-wake events)
 }
@@ -219,7 +223,7 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 	o := &op{s: s, after: nm}
 	var entries []cachedMsg
 	if len(req.Body) > 0 {
-		entries = appendUnitMessages(o.one[:0], nm.Tail, req.Body, msgs, s.isJSON)
+		entries = appendUnitMessages(o.one[:0], nm.Tail, req.Body, req.Frame, msgs, s.isJSON)
 		nm.Tail += unitBytes(entries)
 		if s.isJSON {
 			nm.RecordNext += uint64(len(entries))
@@ -266,9 +270,16 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 	return o, res, nil
 }
 
-// metaRefreshMs is how stale the stored meta of a stream may be in fields that reopening
-// derives (tail, record tail) or that only inform (last write and access times).
-const metaRefreshMs = 1000
+// How stale the stored meta of a stream may be in fields that reopening derives (tail,
+// record tail) or that only inform: metaRefreshMs for a stream with a sliding TTL, whose
+// expiry after an unload or restart reads the stored access time; metaRefreshIdleMs for
+// any other, where only the last write time lags (a listing shows a loaded stream's own,
+// ListStreams). The longer bound keeps appends spread over many streams from rewriting
+// a meta each, a page of its own at the checkpoint (issue 19, target 6).
+const (
+	metaRefreshMs     = 1000
+	metaRefreshIdleMs = 60000
+)
 
 // metaRefresh returns nm when the op must rewrite the stream's meta, nil when only
 // derivable fields changed and the stored meta is recent: most appends then write their
@@ -277,7 +288,11 @@ const metaRefreshMs = 1000
 func (s *stream) metaRefresh(nm *streamMeta, now time.Time) *streamMeta {
 	old := s.m
 	ms := now.UnixMilli()
-	if nm.Closed == old.Closed && nm.StreamSeq == old.StreamSeq && ms-s.metaMs < metaRefreshMs {
+	every := int64(metaRefreshIdleMs)
+	if nm.TTL != nil {
+		every = metaRefreshMs
+	}
+	if nm.Closed == old.Closed && nm.StreamSeq == old.StreamSeq && ms-s.metaMs < every {
 		return nil
 	}
 	s.metaMs = ms

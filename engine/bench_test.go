@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsd-project/dsd/engine/jsstore"
+	"github.com/dsd-project/dsd/internal/proccpu"
 	"github.com/dsd-project/dsd/model"
 )
 
@@ -294,5 +295,55 @@ func BenchmarkTailCacheAdd(b *testing.B) {
 			b.ResetTimer()
 		}
 		c.add([]cachedMsg{{Off: uint64(i) * 100, Val: val}})
+	}
+}
+
+// BenchmarkAppendSpread: appends of 100 B by 50 writers to 100 streams or spread over
+// 20,000 (issue 19, target 6), without fsync, on a clock that advances 100 us per append,
+// so that a spread writer comes back to a stream every 2 s: past the refresh interval of
+// a stream with a sliding TTL, within that of any other (metaRefreshIdleMs).
+// cpu-ns/append is the process's CPU time per append, the checkpoints included.
+func BenchmarkAppendSpread(b *testing.B) {
+	for _, streams := range []int{100, 20000} {
+		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
+			var clock atomic.Int64
+			clock.Store(1_800_000_000_000)
+			e, err := Open(b.TempDir(), Options{NoSync: true, SweepInterval: time.Hour,
+				Clock: func() time.Time { return time.UnixMilli(clock.Load() / 1000) }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			if _, err := e.CreateBucket("bench"); err != nil {
+				b.Fatal(err)
+			}
+			for i := range streams {
+				benchCreate(b, e, i, "text/plain")
+			}
+			body := make([]byte, 100)
+			const writers = 50
+			per := streams / writers
+			var next atomic.Int64
+			cpu0 := proccpu.Nanos()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for j := 0; next.Add(1) <= int64(b.N); j++ {
+						clock.Add(100)
+						k := bkey(w*per + j%per)
+						if _, err := e.Append(k, AppendRequest{MediaType: "text/plain", Body: body}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(proccpu.Nanos()-cpu0)/float64(b.N), "cpu-ns/append")
+		})
 	}
 }

@@ -48,6 +48,7 @@ func (e *Engine) ListStreams(bucket string, q ListQuery) (StreamList, error) {
 	}
 	now := e.now()
 	var out StreamList
+	var sids []uint64
 	err := e.st.Names(prefix, seek, func(_ string, sm *storage.Meta) bool {
 		m := fromStored(sm)
 		if m.SoftDeleted || e.storedExpired(m, now) {
@@ -60,12 +61,36 @@ func (e *Engine) ListStreams(bucket string, q ListQuery) (StreamList, error) {
 		out.Streams = append(out.Streams, ListedStream{StreamID: m.Stream, Closed: m.Closed,
 			ContentType: m.ContentType, Tail: model.Offset(m.Tail), CreatedMs: m.CreatedMs,
 			LastWriteMs: m.LastWriteMs})
+		sids = append(sids, m.ID)
 		return true
 	})
+	if err == nil {
+		e.loadedLastWrites(out.Streams, sids)
+	}
 	if out.HasMore {
 		out.NextCursor = out.Streams[len(out.Streams)-1].StreamID
 	}
 	return out, err
+}
+
+// loadedLastWrites replaces the stored last write time of each listed stream (of
+// incarnation sids[i]) that is loaded by its committed one: the stored meta may lag by
+// up to metaRefreshIdleMs. It runs after the storage transaction, so that no stream's
+// lock is waited for inside one.
+func (e *Engine) loadedLastWrites(ls []ListedStream, sids []uint64) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for i, sid := range sids {
+		s, ok := e.byID[sid]
+		if !ok {
+			continue
+		}
+		s.mu.Lock()
+		if s.vis != nil && !s.evicted {
+			ls[i].LastWriteMs = max(ls[i].LastWriteMs, s.vis.LastWriteMs)
+		}
+		s.mu.Unlock()
+	}
 }
 
 // storedExpired reports whether the stored stream m's lifetime has ended at now,

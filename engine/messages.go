@@ -6,15 +6,20 @@ import "github.com/dsd-project/dsd/engine/storage"
 // off: a single message for non-JSON streams, one per flattened message for JSON streams
 // (canonical bytes: compact JSON + "\n", D3). The last message carries storage.FlagUnitEnd.
 func unitMessages(off uint64, body []byte, jsonMsgs [][]byte, isJSON bool) []cachedMsg {
-	return appendUnitMessages(nil, off, body, jsonMsgs, isJSON)
+	return appendUnitMessages(nil, off, body, nil, jsonMsgs, isJSON)
 }
 
-// appendUnitMessages is unitMessages appending to dst (whose spare capacity it uses).
-func appendUnitMessages(dst []cachedMsg, off uint64, body []byte, jsonMsgs [][]byte, isJSON bool) []cachedMsg {
+// appendUnitMessages is unitMessages appending to dst (whose spare capacity it uses). A
+// non-JSON body's message is frame when that is body with one spare byte in front
+// (AppendRequest.Frame), else a copy.
+func appendUnitMessages(dst []cachedMsg, off uint64, body, frame []byte, jsonMsgs [][]byte, isJSON bool) []cachedMsg {
 	if !isJSON {
-		buf := make([]byte, 1+len(body))
+		buf := frame
+		if len(body) == 0 || len(frame) != 1+len(body) || &frame[1] != &body[0] {
+			buf = make([]byte, 1+len(body))
+			copy(buf[1:], body)
+		}
 		buf[0] = storage.FlagUnitEnd
-		copy(buf[1:], body)
 		return append(dst, cachedMsg{Off: off, Val: buf})
 	}
 	if dst == nil {

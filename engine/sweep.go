@@ -63,8 +63,13 @@ func (e *Engine) dropIdleCaches(idle time.Duration) {
 	}
 }
 
-// expireLoaded deletes loaded streams whose lifetime has ended.
+// expireLoaded deletes loaded streams whose lifetime has ended. With no stream of a
+// lifetime stored (mayHaveLifetimes) none can end, and the pass, which holds e.mu over
+// every loaded stream (up to --max-loaded-streams), is skipped.
 func (e *Engine) expireLoaded() {
+	if !e.mayHaveLifetimes() {
+		return
+	}
 	now := e.now()
 	e.mu.Lock()
 	defer e.mu.Unlock()

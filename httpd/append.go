@@ -30,8 +30,11 @@ func (h *Handler) append(w http.ResponseWriter, r *http.Request, t target) error
 			return b.refuse(err)
 		}
 	}
-	if req.Body, err = b.all(); err != nil {
+	if req.Frame, err = b.framed(); err != nil {
 		return err
+	}
+	if len(req.Frame) > 0 {
+		req.Body = req.Frame[1:]
 	}
 	res, err := h.store.Append(t.key, req)
 	if err != nil {
@@ -61,7 +64,7 @@ func (h *Handler) append(w http.ResponseWriter, r *http.Request, t target) error
 // whether a body follows.
 func parseAppend(r *http.Request, hasBody bool) (engine.AppendRequest, error) {
 	hd := r.Header
-	req := engine.AppendRequest{Close: model.StreamClosedHeader(hd.Get(hStreamClosed))}
+	req := engine.AppendRequest{Close: model.StreamClosedHeader(first(hd[hStreamClosed]))}
 	id, hasID := hd[hProducerID]
 	ep, hasEp := hd[hProducerEpoch]
 	sq, hasSq := hd[hProducerSeq]
@@ -74,7 +77,7 @@ func parseAppend(r *http.Request, hasBody bool) (engine.AppendRequest, error) {
 		return req, model.ErrEmptyBody
 	}
 	if hasBody {
-		ct := hd.Get(hContentType)
+		ct := first(hd[hContentType]) // canonical names: no Get canonicalizing them again
 		if ct == "" {
 			return req, model.ErrMissingContentType
 		}

@@ -167,8 +167,8 @@ func (h *Handler) authenticate(r *http.Request) (*http.Request, error) {
 
 // admit notes the request's route (for logs and metrics) and checks its token against
 // the scope t needs (403 FORBIDDEN).
-func admit(r *http.Request, t target) error {
-	noteRoute(r, t.kind)
+func admit(w http.ResponseWriter, r *http.Request, t target) error {
+	noteRoute(w, t.kind)
 	e, _ := r.Context().Value(tokenKey{}).(*tokenEntry)
 	if e == nil {
 		return nil // no tokens configured, or a request with its own token (authenticate)

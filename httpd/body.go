@@ -37,7 +37,8 @@ type reqBody struct {
 	n      int                 // bytes read into pieces
 	held   int64               // bytes taken from the budget
 	eof    bool
-	until  time.Time // the whole body's deadline
+	until  time.Time    // the whole body's deadline, from its first read (fill)
+	ri     *RequestInfo // counts the bytes read, when a middleware asked (nil otherwise)
 }
 
 // openBody starts reading r's body. Errors: model.ErrTooLarge (Content-Length above max).
@@ -52,10 +53,9 @@ func (h *Handler) openBody(w http.ResponseWriter, r *http.Request, max int64) (*
 		w.Header().Set("Connection", "close")
 		return b, model.ErrTooLarge
 	}
-	b.src, b.max = r.Body, max
+	b.src, b.max, b.ri = r.Body, max, requestInfo(w)
 	b.pieces = b.one[:0]
 	b.rc = *http.NewResponseController(w)
-	b.until = time.Now().Add(h.cfg.BodyTimeout)
 	return b, nil
 }
 
@@ -77,6 +77,16 @@ func (b *reqBody) pending() (bool, error) {
 // all reads the rest of the body and returns it in one buffer of its exact size (the
 // engine may keep it); the pieces go back to the pool.
 func (b *reqBody) all() ([]byte, error) {
+	frame, err := b.framed()
+	if len(frame) == 0 {
+		return nil, err
+	}
+	return frame[1:], nil
+}
+
+// framed is all with one spare byte in front of the body (engine.AppendRequest.Frame: the
+// engine stores it without copying the body); nil for an empty body.
+func (b *reqBody) framed() ([]byte, error) {
 	for !b.eof {
 		if err := b.fill(); err != nil {
 			return nil, b.refuse(err)
@@ -85,15 +95,15 @@ func (b *reqBody) all() ([]byte, error) {
 	if b.n == 0 {
 		return nil, nil
 	}
-	out := make([]byte, b.n)
+	out := make([]byte, 1+b.n)
 	for i, p := range b.pieces {
-		copy(out[i*bodyPiece:], p[:])
+		copy(out[1+i*bodyPiece:], p[:])
 		piecePool.Put(p)
 	}
 	clear(b.pieces)
 	b.pieces = b.pieces[:0]
-	b.h.bodies.give(b.held - int64(len(out)))
-	b.held = int64(len(out))
+	b.h.bodies.give(b.held - int64(b.n))
+	b.held = int64(b.n)
 	return out, nil
 }
 
@@ -112,6 +122,9 @@ func (b *reqBody) fill() error {
 	p := b.pieces[len(b.pieces)-1]
 	for off < bodyPiece {
 		now := time.Now()
+		if b.until.IsZero() { // the first read: one clock reading less per body
+			b.until = now.Add(b.h.cfg.BodyTimeout)
+		}
 		_ = b.rc.SetReadDeadline(minTime(now.Add(b.h.cfg.BodyIdleTimeout), b.until))
 		room := p[off:]
 		if left := b.max + 1 - int64(b.n); int64(len(room)) > left {
@@ -120,6 +133,9 @@ func (b *reqBody) fill() error {
 		k, err := b.src.Read(room)
 		off += k
 		b.n += k
+		if b.ri != nil {
+			b.ri.BodyBytes += int64(k)
+		}
 		if int64(b.n) > b.max {
 			return model.ErrTooLarge
 		}

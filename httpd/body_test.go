@@ -2,10 +2,13 @@ package httpd
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -150,4 +153,40 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("condition not reached within 2s")
+}
+
+// infoRecorder is a middleware's writer carrying a RequestInfo (RequestInfoWriter).
+type infoRecorder struct {
+	*httptest.ResponseRecorder
+	ri RequestInfo
+}
+
+func (w *infoRecorder) RequestInfo() *RequestInfo { return &w.ri }
+
+// The handler reads a body without replacing the request's (net/http must find its own
+// there, to end a connection whose body was not read without a reset), and counts its
+// bytes, decoded, into the RequestInfo of the writer it was given.
+func TestBodyLeavesTheRequestsOwnAndIsCounted(t *testing.T) {
+	s := newTestServer(t)
+	s.do(http.MethodPut, "/v1/stream/s", "", "Content-Type: text/plain")
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write([]byte("hello world"))
+	zw.Close()
+	for _, c := range []struct{ body, coding string }{{"hello world", ""}, {zipped.String(), "gzip"}} {
+		req := httptest.NewRequest(http.MethodPost, "/v1/stream/s", strings.NewReader(c.body))
+		req.Header.Set("Content-Type", "text/plain")
+		if c.coding != "" {
+			req.Header.Set("Content-Encoding", c.coding)
+		}
+		own := req.Body
+		w := &infoRecorder{ResponseRecorder: httptest.NewRecorder()}
+		s.h.ServeHTTP(w, req)
+		if w.Code != http.StatusNoContent || req.Body != own {
+			t.Errorf("%q: %d, request body replaced: %v", c.coding, w.Code, req.Body != own)
+		}
+		if w.ri.BodyBytes != 11 || w.ri.Route != "stream" {
+			t.Errorf("%q: RequestInfo %+v, want 11 body bytes on route stream", c.coding, w.ri)
+		}
+	}
 }

@@ -16,25 +16,28 @@ import (
 // decoded size, so a gzip bomb stops at the limit (413), and the stored bytes are always
 // the decoded data. identity is accepted as no coding; any other coding is
 // model.ErrBadContentEncoding (415). A corrupt gzip stream fails the body read
-// (model.ErrBadBody, 400).
-func decodeRequestBody(r *http.Request) error {
+// (model.ErrBadBody, 400). A decoded body is a copy of r's: net/http must still find its own
+// body in its request (to tell a body closed early, A-27's Connection: close, and end the
+// connection without a reset).
+func decodeRequestBody(r *http.Request) (*http.Request, error) {
 	vals := r.Header.Values("Content-Encoding")
 	if len(vals) == 0 {
-		return nil
+		return r, nil
 	}
 	coding := strings.ToLower(strings.TrimSpace(strings.Join(vals, ",")))
 	switch coding {
 	case "", "identity":
 	case "gzip", "x-gzip":
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-			r.Body = &gzipBody{src: r.Body}
-			r.ContentLength = -1
+			d := *r
+			d.Body, d.ContentLength = &gzipBody{src: r.Body}, -1
+			r = &d
 		}
 	default:
-		return model.ErrBadContentEncoding
+		return r, model.ErrBadContentEncoding
 	}
 	r.Header.Del("Content-Encoding")
-	return nil
+	return r, nil
 }
 
 // gzipBody decodes a gzip request body; the decoder is made at the first read, so that a

@@ -136,7 +136,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		slog.Error("internal error", "method", r.Method, "path", r.URL.RequestURI(), "err", err)
 		code = "INTERNAL"
 	}
-	noteCode(r, code)
+	noteCode(w, code)
 	h := w.Header()
 	errorHeaders(h, err)
 	h.Set("Cache-Control", "no-store")

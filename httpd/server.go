@@ -195,11 +195,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if err := decodeRequestBody(r); err != nil {
+	if r, err = decodeRequestBody(r); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	countBody(r, requestInfo(r))
 	h.router.ServeHTTP(w, r)
 }
 
@@ -221,7 +220,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, t target) error
 func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	t, err := h.parseTarget(r.URL.EscapedPath())
 	if err == nil {
-		err = admit(r, t)
+		err = admit(w, r, t)
 	}
 	w, finish := compressResponse(w, r, t, err)
 	if err == nil {

@@ -3,6 +3,7 @@ package httpd
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/dsd-project/dsd/model"
@@ -28,8 +29,8 @@ func checkRequestSyntax(r *http.Request) error {
 			return model.MalformedQuery(malformedParam(r.URL.RawQuery))
 		}
 	}
-	for _, name := range singleValued {
-		if len(r.Header[name]) > 1 {
+	for name, v := range r.Header { // the request's few headers, not a look-up per name
+		if len(v) > 1 && slices.Contains(singleValued, name) {
 			return model.ErrRepeatedHeader
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"sync/atomic"
+
+	"github.com/dsd-project/dsd/httpd"
 )
 
 // recorder is the ResponseWriter the protocol handler sees: it notes the status and counts
@@ -35,6 +37,10 @@ func (w *recorder) FlushError() error { return http.NewResponseController(w.Resp
 
 // Flush implements http.Flusher.
 func (w *recorder) Flush() { _ = w.FlushError() }
+
+// RequestInfo is what the protocol handler fills in for the log and the metrics
+// (httpd.RequestInfoWriter).
+func (w *recorder) RequestInfo() *httpd.RequestInfo { return &w.x.ri }
 
 // Unwrap gives http.ResponseController the underlying writer (deadlines).
 func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
