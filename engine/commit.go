@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"fmt"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/dsd-project/dsd/engine/storage"
@@ -146,12 +149,28 @@ func (e *Engine) submit(o *op) error {
 // commit. Errors: those of await.
 func (e *Engine) awaitOwn(o *op) error {
 	if batch, ok := e.q.takeOwn(o); ok {
-		runtime.Gosched()
-		batch = e.q.takeMore(batch)
-		e.commitTaken(batch)
-		e.q.release(batch, true)
+		e.commitOwn(batch)
 	}
 	return e.await(o)
+}
+
+// commitOwn commits the busy group batch taken by takeOwn, with the ops queued meanwhile.
+func (e *Engine) commitOwn(batch []*op) {
+	defer failStop()
+	runtime.Gosched()
+	batch = e.q.takeMore(batch)
+	e.commitTaken(batch)
+	e.q.release(batch, true)
+}
+
+// failStop ends the process on a panic while a request's goroutine commits, as a panic
+// on the committer goroutine does: net/http would recover it and leave the group busy
+// and commitMu held, every later write waiting forever.
+func failStop() {
+	if r := recover(); r != nil {
+		fmt.Fprintf(os.Stderr, "panic: %v [committing on a request's goroutine]\n\n%s", r, debug.Stack())
+		os.Exit(2)
+	}
 }
 
 // await waits for a queued op. A failed op is model.ErrStorageFailed: clients are not

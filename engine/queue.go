@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/dsd-project/dsd/engine/storage"
@@ -55,9 +56,9 @@ type commitQueue struct {
 	closed    bool
 	wake      chan struct{} // the committer goroutine: ops to take, or a group released
 	busy      bool          // a group is taken and not yet settled: nobody else takes one
-	taken     uint64        // the highest lsn taken
 	buf       []*op         // the group's slice, owned by whoever set busy
 	settled   uint64
+	ahead     []lsnRange // ranges settled past a gap (settle: recovery with a busy group)
 	lost      []lsnRange
 	settledCh chan struct{} // closed by the next settle; nil while nobody waits (waitDurable)
 }
@@ -133,11 +134,12 @@ func (q *commitQueue) tryTake() (ops []*op, done bool) {
 }
 
 // takeOwn takes the queued ops as the busy group when o is among them and no group is
-// busy; ok is false otherwise (o is, or will be, another committer's to settle).
+// busy; ok is false otherwise (o is, or will be, another committer's to settle, or
+// recovery drained and failed it: see drain).
 func (q *commitQueue) takeOwn(o *op) (ops []*op, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.busy || o.lsn <= q.taken {
+	if q.busy || len(q.ops) == 0 || o.lsn < q.ops[0].lsn {
 		return nil, false
 	}
 	return q.takeLocked(), true
@@ -151,16 +153,13 @@ func (q *commitQueue) takeMore(ops []*op) []*op {
 	if len(q.ops) == 0 || q.gen != ops[0].gen {
 		return ops
 	}
-	ops = q.moveQueued(ops)
-	q.taken = ops[len(ops)-1].lsn
-	return ops
+	return q.moveQueued(ops)
 }
 
 // takeLocked moves the queued ops into the busy group. q.mu is held.
 func (q *commitQueue) takeLocked() []*op {
-	ops := q.moveQueued(q.buf[:0])
-	q.busy, q.taken = true, ops[len(ops)-1].lsn
-	return ops
+	q.busy = true
+	return q.moveQueued(q.buf[:0])
 }
 
 // moveQueued appends the queued ops to dst and empties the queue. q.mu is held.
@@ -209,22 +208,47 @@ func (q *commitQueue) close() {
 }
 
 // settle records that the ops from..to are settled, failed or not, and wakes
-// waitDurable callers. Groups settle in lsn order.
+// waitDurable callers. Groups settle in lsn order, except that recovery fails the queued
+// ops while an older group may still be busy (taken, not yet committed): settled then
+// waits for that group (ahead), and lost stays in lsn order.
 func (q *commitQueue) settle(from, to uint64, failed bool) {
 	q.mu.Lock()
 	if failed {
-		if n := len(q.lost); n > 0 && q.lost[n-1].to+1 >= from {
-			q.lost[n-1].to = max(q.lost[n-1].to, to)
-		} else {
-			q.lost = append(q.lost, lsnRange{from, to})
-		}
+		q.addLost(from, to)
 	}
-	q.settled = max(q.settled, to)
+	q.ahead = append(q.ahead, lsnRange{from, to})
+	for i := 0; i < len(q.ahead); {
+		if r := q.ahead[i]; r.from <= q.settled+1 {
+			q.settled = max(q.settled, r.to)
+			q.ahead = slices.Delete(q.ahead, i, i+1)
+			i = 0
+			continue
+		}
+		i++
+	}
 	ch := q.settledCh
 	q.settledCh = nil
 	q.mu.Unlock()
 	if ch != nil {
 		close(ch)
+	}
+}
+
+// addLost records the ops from..to as failed, in lsn order, merged with adjacent ranges.
+// q.mu is held.
+func (q *commitQueue) addLost(from, to uint64) {
+	i := len(q.lost)
+	for i > 0 && q.lost[i-1].from > from {
+		i--
+	}
+	q.lost = slices.Insert(q.lost, i, lsnRange{from, to})
+	if i+1 < len(q.lost) && q.lost[i].to+1 >= q.lost[i+1].from {
+		q.lost[i].to = max(q.lost[i].to, q.lost[i+1].to)
+		q.lost = slices.Delete(q.lost, i+1, i+2)
+	}
+	if i > 0 && q.lost[i-1].to+1 >= q.lost[i].from {
+		q.lost[i-1].to = max(q.lost[i-1].to, q.lost[i].to)
+		q.lost = slices.Delete(q.lost, i, i+1)
 	}
 }
 

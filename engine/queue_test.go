@@ -122,3 +122,53 @@ func TestCommitQueueCloseWaitsForTheBusyGroup(t *testing.T) {
 		t.Fatalf("take = %v, %v: want the end of a closed, drained, idle queue", ops, ok)
 	}
 }
+
+// An op that recovery drained (failed, settled) before its goroutine came to awaitOwn is
+// not the goroutine's to commit: takeOwn takes nothing, from an empty queue or from one
+// holding only newer ops (their own goroutines commit them).
+func TestCommitQueueTakeOwnAfterDrain(t *testing.T) {
+	var q commitQueue
+	q.init()
+	ops := queued(t, &q, 1)
+	if drained := q.drain(); len(drained) != 1 {
+		t.Fatalf("drain = %v: want the queued op", drained)
+	}
+	if group, ok := q.takeOwn(ops[0]); ok {
+		t.Fatalf("takeOwn = %v, true for a drained op: want nothing taken", group)
+	}
+	if q.busy {
+		t.Fatal("takeOwn left an empty group busy")
+	}
+	newer := queued(t, &q, 1)
+	if group, ok := q.takeOwn(ops[0]); ok {
+		t.Fatalf("takeOwn = %v, true for a drained op: want the newer op left to its own", group)
+	}
+	if group, ok := q.takeOwn(newer[0]); !ok || len(group) != 1 || group[0] != newer[0] {
+		t.Fatalf("takeOwn = %v, %v: want the newer op", group, ok)
+	}
+}
+
+// Ranges settled out of lsn order (recovery fails newer queued ops before an older busy
+// group settles): settled stops at the gap until it is filled, and lost stays exact.
+func TestCommitQueueSettleOutOfOrder(t *testing.T) {
+	var q commitQueue
+	q.init()
+	q.settle(4, 5, true)
+	q.settle(7, 7, false)
+	if q.settled != 0 {
+		t.Fatalf("settled = %d with lsns 1..3 and 6 unsettled; want 0", q.settled)
+	}
+	q.settle(1, 3, true)
+	if q.settled != 5 {
+		t.Fatalf("settled = %d; want 5 (6 still unsettled)", q.settled)
+	}
+	q.settle(6, 6, false)
+	if q.settled != 7 {
+		t.Fatalf("settled = %d; want 7", q.settled)
+	}
+	for lsn, want := range map[uint64]bool{1: true, 3: true, 4: true, 5: true, 6: false, 7: false} {
+		if got := q.lostAt(lsn); got != want {
+			t.Errorf("lostAt(%d) = %v; want %v (lost %v)", lsn, got, want, q.lost)
+		}
+	}
+}
