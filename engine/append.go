@@ -256,7 +256,7 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 			ch.Producer.Receipt = &rcpt
 		}
 	}
-	ch.Meta = s.metaRefresh(nm, now).stored()
+	ch.Meta = s.metaRefresh(nm, now, e.closing.Load()).stored()
 	ch.Subs = req.also
 	o.ch, o.msgs = ch, entries
 	if err := e.q.pushOwn(o); err != nil { // Append awaits it: awaitOwn
@@ -285,15 +285,17 @@ const (
 // metaRefresh returns nm when the op must rewrite the stream's meta, nil when only
 // derivable fields changed and the stored meta is recent: most appends then write their
 // data and nothing else, which keeps the pages one commit dirties (and syncs) few.
+// closing (Engine.closing, read under s.mu) forces the rewrite: Close's flushMetas may
+// have passed s already, and an append racing Close must not leave the meta lagging.
 // s.mu is held.
-func (s *stream) metaRefresh(nm *streamMeta, now time.Time) *streamMeta {
+func (s *stream) metaRefresh(nm *streamMeta, now time.Time, closing bool) *streamMeta {
 	old := s.m
 	ms := now.UnixMilli()
 	every := int64(metaRefreshIdleMs)
 	if nm.TTL != nil {
 		every = metaRefreshMs
 	}
-	if nm.Closed == old.Closed && nm.StreamSeq == old.StreamSeq && ms-s.metaMs < every {
+	if !closing && nm.Closed == old.Closed && nm.StreamSeq == old.StreamSeq && ms-s.metaMs < every {
 		return nil
 	}
 	s.metaMs, s.storedLast = ms, nm.LastWriteMs
