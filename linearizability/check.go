@@ -95,7 +95,7 @@ func Check(h History, opts CheckOptions) Result {
 	}
 	if res == porcupine.Ok {
 		lin := longestLinearizations(info)
-		ends := endStates(lin)
+		ends := endStates(lin, h.Finals)
 		obs := append(linearizedTokens(lin), transcriptTokens(h.Live)...)
 		obs = append(obs, finalTokens(h.Finals, ends)...)
 		stage("offsets", checkOffsets(obs)...)
@@ -144,19 +144,70 @@ func finalTokens(fs []Final, ends map[string]State) []tokenAt {
 	return out
 }
 
-// endStates replays each partition's linearization to its end state.
-func endStates(lin [][]porcupine.Operation) map[string]State {
+// endStates replays each partition's linearization to its end state. Unknown-outcome
+// writes that porcupine placed after the partition's last known operation may as well
+// never have taken effect (a 503 whose write was lost with its node): when the stream has
+// a final read, the end state is the first of the subsets of those trailing writes, all
+// of them first, that explains it (else all of them, and checkFinals reports it).
+func endStates(lin [][]porcupine.Operation, finals []Final) map[string]State {
+	byStream := map[string]Final{}
+	for _, f := range finals {
+		byStream[f.Stream] = f
+	}
 	end := map[string]State{}
 	for _, ops := range lin {
-		s := State{}
-		for _, op := range ops {
-			_, s = Step(s, op.Input.(Input), op.Output.(Output))
+		if len(ops) == 0 {
+			continue
 		}
-		if len(ops) > 0 {
-			end[ops[0].Input.(Input).Stream] = s
+		k := len(ops)
+		for k > 0 && ops[k-1].Output.(Output).Unknown() {
+			k--
 		}
+		s := replay(State{}, ops[:k])
+		stream := ops[0].Input.(Input).Stream
+		f, ok := byStream[stream]
+		end[stream] = trailingEnd(s, ops[k:], f, ok)
 	}
 	return end
+}
+
+// maxTrailing bounds the trailing unknown-outcome writes whose subsets endStates tries.
+const maxTrailing = 10
+
+// trailingEnd is s after the subset of the trailing unknown-outcome ops (kept in order)
+// that explains the final read f, all of them first; all of them when none does.
+func trailingEnd(s State, trailing []porcupine.Operation, f Final, hasFinal bool) State {
+	all := replay(s, trailing)
+	if !hasFinal || len(trailing) == 0 || len(trailing) > maxTrailing {
+		return all
+	}
+	for mask := (1 << len(trailing)) - 1; mask >= 0; mask-- {
+		c := s
+		for i, op := range trailing {
+			if mask&(1<<i) != 0 {
+				_, c = Step(c, op.Input.(Input), op.Output.(Output))
+			}
+		}
+		if explains(c, f) {
+			return c
+		}
+	}
+	return all
+}
+
+// replay applies ops to s in order.
+func replay(s State, ops []porcupine.Operation) State {
+	for _, op := range ops {
+		_, s = Step(s, op.Input.(Input), op.Output.(Output))
+	}
+	return s
+}
+
+// explains reports whether the final read f is what state s holds past its retention
+// boundary.
+func explains(s State, f Final) bool {
+	n, d := s.retained()
+	return n == uint64(len(f.Content)) && d == DigestOf(f.Content) && s.Closed == f.Closed
 }
 
 // checkFinals compares each final content (a read from -1: what follows the retention
@@ -168,8 +219,7 @@ func checkFinals(end map[string]State, finals []Final) []error {
 		if !ok {
 			continue
 		}
-		n, d := s.retained()
-		if n != uint64(len(f.Content)) || d != DigestOf(f.Content) || s.Closed != f.Closed {
+		if !explains(s, f) {
 			errs = append(errs, fmt.Errorf("stream %s: %w: final read has %d bytes (closed %t), the history ends with %s",
 				f.Stream, errFinalMismatch, len(f.Content), f.Closed, s))
 		}

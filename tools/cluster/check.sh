@@ -36,7 +36,11 @@ step() { # step NAME COMMAND...: run, count, keep the log
   if "$@" >"$log" 2>&1; then
     passed=$((passed + 1)); echo "cluster-check: PASS $name ($((SECONDS - t0))s)"
   else
-    failed=$((failed + 1)); echo "cluster-check: FAIL $name ($((SECONDS - t0))s); last lines:"; tail -25 "$log" | sed 's/^/  /'
+    failed=$((failed + 1)); echo "cluster-check: FAIL $name ($((SECONDS - t0))s)"
+    if grep -q 'FAIL' "$log"; then # what failed, not only how the step ended
+      echo "  first failures:"; grep -n -B2 -A14 'FAIL' "$log" | head -60 | sed 's/^/  /'
+    fi
+    echo "  last lines:"; tail -25 "$log" | sed 's/^/  /'
   fi
 }
 
