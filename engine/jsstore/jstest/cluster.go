@@ -25,7 +25,7 @@ type Cluster struct {
 
 // Start starts an n-node cluster (n = 1: a single server without routes) whose nodes
 // sync always unless noSync, and stops it at the end of the test. It fails the test if
-// the cluster has no JetStream meta leader within 20 s.
+// the cluster has no JetStream meta leader that sees all n peers within 20 s.
 func Start(t testing.TB, n int, noSync bool) *Cluster {
 	t.Helper()
 	dir := t.TempDir()
@@ -103,16 +103,25 @@ func (c *Cluster) startNode(i int) {
 
 func (c *Cluster) waitMetaLeader(d time.Duration) {
 	c.t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		for _, s := range c.Nodes {
-			if s != nil && s.JetStreamIsLeader() {
-				return
+	if err := waitPeers(c.Servers(), len(c.Nodes), d); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// waitPeers waits until one of servers is the JetStream meta leader and reports n
+// peers online with JetStream (until then, creating an R3 stream can fail with "no
+// suitable peers for placement").
+func waitPeers(servers []*server.Server, n int, d time.Duration) error {
+	for deadline := time.Now().Add(d); ; time.Sleep(50 * time.Millisecond) {
+		for _, s := range servers {
+			if s.JetStreamIsLeader() && (n == 1 || len(s.JetStreamClusterPeers()) == n) {
+				return nil
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("jstest: no JetStream meta leader seeing %d peers within %v", n, d)
+		}
 	}
-	c.t.Fatal("no JetStream meta leader")
 }
 
 // URLs returns the client URLs of all nodes, comma separated (for nats.Connect).

@@ -79,16 +79,10 @@ func startShared(n int) (*Shared, error) {
 	if sh.Conn, err = nats.Connect(url[1:], nats.MaxReconnects(-1)); err != nil {
 		return nil, err
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		for _, s := range sh.Servers {
-			if s.JetStreamIsLeader() {
-				return sh, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("jstest: no JetStream meta leader")
-		}
+	if err := waitPeers(sh.Servers, n, 20*time.Second); err != nil {
+		return nil, err
 	}
+	return sh, nil
 }
 
 // removeStale removes the shared clusters' directories left by processes that ended.
