@@ -58,14 +58,7 @@ func TestAwaitOwnAfterRecoveryDrainedTheOp(t *testing.T) {
 func TestRecoveryBehindABusyGroupKeepsSettledExact(t *testing.T) {
 	te := newTestEngine(t)
 	q := &te.q
-	older, newer := &op{}, &op{}
-	if err := q.pushOwn(older); err != nil {
-		t.Fatal(err)
-	}
-	group, ok := q.takeOwn(older)
-	if !ok {
-		t.Fatal("takeOwn refused an idle queue")
-	}
+	older, newer, group := takeOwnWhenIdle(t, te)
 	if err := q.pushOwn(newer); err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +75,31 @@ func TestRecoveryBehindABusyGroupKeepsSettledExact(t *testing.T) {
 			t.Fatalf("waitDurable(%d) = %v for a failed op; want ErrStorageFailed", o.lsn, err)
 		}
 	}
+}
+
+// takeOwnWhenIdle pushes an op and takes it as its own group once the queue is idle (the
+// bucket's create may still be committing, and the committer goroutine, woken by a
+// wake-up left from earlier work, may take the op first: then it tries again), and
+// returns it with a fresh op for the test to push.
+func takeOwnWhenIdle(t *testing.T, te *testEngine) (older, newer *op, group []*op) {
+	t.Helper()
+	for attempt := 1; attempt <= 50; attempt++ {
+		for te.q.isBusy() {
+			runtime.Gosched()
+		}
+		older = &op{}
+		if err := te.q.pushOwn(older); err != nil {
+			t.Fatal(err)
+		}
+		if group, ok := te.q.takeOwn(older); ok {
+			return older, &op{}, group
+		}
+		if err := te.waitDurable(older.lsn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("in 50 attempts the committer goroutine always took the op first")
+	return nil, nil, nil
 }
 
 // A panic while a request's goroutine commits its group ends the process, as one on the
