@@ -43,10 +43,10 @@ func newSSEPoller() (*ssePoller, error) {
 }
 
 // pollWait is the longest a poller waits in epoll_wait(2) at a time (ms). The runtime's
-// sysmon takes the P away from a goroutine that has been in a syscall for more than 10 ms,
-// or that has run for 10 ms without passing through the scheduler, and then wakes every
-// 20 us for a while, which cost the generator more than its reads: Run waits less than
-// that, and yields (runtime.Gosched) every yieldEvery.
+// sysmon takes the P away from a goroutine that has been in a syscall for more than 10 ms
+// (while another P is idle), or that has run for 10 ms without passing through the
+// scheduler, and then wakes every 20 us for a while: 15-20 % of the generator's CPU in a
+// first version. Run waits less than that, and yields (runtime.Gosched) every yieldEvery.
 const (
 	pollWait   = 5
 	yieldEvery = 2 * time.Millisecond
