@@ -23,6 +23,8 @@ type fanoutConfig struct {
 	ConnectTimeout time.Duration // how long subscribers may take to connect
 	MaxInFlight    int           // appends the writer may have outstanding at once
 	ServerPID      int           // server process whose CPU is read from /proc (0 = not reported)
+	Epoll          bool          // read http:// subscribers on one epoll loop, not net/http
+	DelayedACKs    bool          // with Epoll: subscribers' sockets delay ACKs (ssePoller.DelayedACKs)
 }
 
 func runFanout(args []string) error {
@@ -36,11 +38,15 @@ func runFanout(args []string) error {
 	fs.DurationVar(&c.Drain, "drain", 5*time.Second, "after the last append, wait at most this long for every subscriber to receive everything")
 	fs.IntVar(&c.MaxInFlight, "max-inflight", 8, "appends the writer may have outstanding (open-loop pacing; 1 = wait for each answer)")
 	registerServerPID(fs, &c.ServerPID, "CPU time per delivery is reported, from /proc/PID/stat")
+	fs.BoolVar(&c.Epoll, "epoll", true, "read the subscribers' responses (http:// only) on one epoll loop, one read(2) per delivery; false: net/http, a goroutine each")
+	fs.BoolVar(&c.DelayedACKs, "delayed-acks", false, "with --epoll: TCP_QUICKACK off on the subscribers' sockets, one ACK per two deliveries instead of one per read (cheaper for the generator on loopback; a server without TCP_NODELAY may then hold data back)")
 	fs.DurationVar(&c.ConnectTimeout, "connect-timeout", 60*time.Second, "time allowed for all subscribers to receive their first control event")
 	fs.Usage = flagUsage(fs, "fanout", "One writer appends at --rate to one text/plain stream while --subscribers SSE clients\n"+
 		"follow it from offset=now. Reports publish-to-receive latency per (event, subscriber), and\n"+
 		"per-subscriber lost and duplicated events. Subscribers reconnect from the last control\n"+
-		"event's streamNextOffset when the server ends a response.")
+		"event's streamNextOffset when the server ends a response. The subscribers of an http://\n"+
+		"server are read on one epoll loop (--epoll), so that the generator costs less CPU per\n"+
+		"delivery than the server it shares the cores with.")
 	cm, err := common(args)
 	if err != nil {
 		return err
@@ -65,6 +71,10 @@ func runFanout(args []string) error {
 	base := time.Now()
 	cpu0 := processCPU()
 	client := newSSEClient(c.Subscribers)
+	poller, err := fanoutPoller(ctx, c.Epoll && pollable(streamURL), c.DelayedACKs)
+	if err != nil {
+		return err
+	}
 	subs := make([]*subscriber, c.Subscribers)
 	trackers := make([]*fanoutTracker, c.Subscribers)
 	uniques := make([]atomic.Int64, c.Subscribers)
@@ -72,6 +82,7 @@ func runFanout(args []string) error {
 		tr := newFanoutTracker()
 		trackers[i] = tr
 		subs[i] = newSubscriber(streamURL, client, "now")
+		subs[i].Poller = poller
 		subs[i].OnData = func(data []byte, at time.Time) {
 			tr.Observe(data, at.Sub(base))
 			uniques[i].Store(tr.Unique)
@@ -162,6 +173,21 @@ func runFanout(args []string) error {
 	r.SetStatuses("subscribe_", connStatuses)
 	fmt.Println(r)
 	return nil
+}
+
+// fanoutPoller starts the poller the subscribers are read on, until ctx ends; nil when on is
+// false (they use net/http then).
+func fanoutPoller(ctx context.Context, on, delayedACKs bool) (*ssePoller, error) {
+	if !on {
+		return nil, nil
+	}
+	p, err := newSSEPoller()
+	if err != nil {
+		return nil, fmt.Errorf("--epoll: %w", err)
+	}
+	p.DelayedACKs = delayedACKs
+	go p.Run(ctx.Done())
+	return p, nil
 }
 
 // serverCPU reads the CPU time of the server process pid, when one is given.

@@ -1,57 +1,85 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 )
 
 // sseEvent is one dispatched server-sent event. Data is the event's data lines joined with
-// "\n"; it aliases the reader's buffer and is valid until the next call to Next.
+// "\n"; it aliases the parser's buffer and is valid until the next call to Next.
 type sseEvent struct {
 	Name string // "data", "control", ... ("message" when the event had no event: field)
 	Data []byte
 }
 
-// sseReader parses a text/event-stream body (WHATWG HTML "server-sent events" framing, as the
-// protocol's §5.8 uses it): lines end in LF, CRLF or CR; a blank line dispatches the event;
-// "event:" names it; "data:" lines are joined with "\n"; one space after the colon is
-// dropped; comment lines (":...") and unknown fields are ignored; an event with no data line
-// is not dispatched. A line ended by a lone CR is seen only once a later LF arrives.
-type sseReader struct {
-	r    *bufio.Reader
-	line []byte // current line when it exceeds the bufio buffer
-	name []byte
-	data []byte
-	has  bool // at least one data: line in the current event
-	rest []byte
+// sseParser parses a text/event-stream body incrementally (WHATWG HTML "server-sent events"
+// framing, as the protocol's §5.8 uses it): bytes go in as they arrive, split anywhere. Lines
+// end in LF, CRLF or CR; a blank line dispatches the event; "event:" names it; "data:" lines
+// are joined with "\n"; one space after the colon is dropped; comment lines (":...") and
+// unknown fields are ignored; an event with no data line is not dispatched. The zero value is
+// ready to use.
+type sseParser struct {
+	line   []byte // start of a line that an earlier call did not end
+	name   []byte
+	data   []byte
+	has    bool // at least one data: line in the current event
+	skipLF bool // the last line ended in CR: a LF right after it belongs to it
 }
 
-func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 16<<10)}
-}
-
-// Next returns the next event, or io.EOF when the body ends (an unterminated event is dropped,
-// as the standard says).
-func (s *sseReader) Next() (sseEvent, error) {
-	for {
-		line, err := s.nextLine()
-		if err != nil {
-			return sseEvent{}, err
-		}
-		if len(line) == 0 {
-			if !s.has {
-				s.name = s.name[:0]
+// Next parses p up to the end of the next event and returns it with the number of bytes of p
+// it consumed. When p ends before an event does, ok is false and all of p is consumed: the
+// partial line and event are kept for the next call.
+func (s *sseParser) Next(p []byte) (ev sseEvent, n int, ok bool) {
+	for n < len(p) {
+		if s.skipLF {
+			s.skipLF = false
+			if p[n] == '\n' {
+				n++
 				continue
 			}
-			ev := sseEvent{Name: eventName(s.name), Data: s.data}
-			s.name, s.data, s.has = s.name[:0], s.data[:0], false
-			return ev, nil
 		}
-		s.field(line)
+		rest := p[n:]
+		end := bytes.IndexByte(rest, '\n')
+		seg := rest
+		if end >= 0 {
+			seg = rest[:end]
+		}
+		if cr := bytes.IndexByte(seg, '\r'); cr >= 0 {
+			end, seg, s.skipLF = cr, rest[:cr], true
+		}
+		if end < 0 {
+			s.line = append(s.line, rest...)
+			return sseEvent{}, len(p), false
+		}
+		n += end + 1
+		line := seg
+		if len(s.line) > 0 {
+			s.line = append(s.line, seg...)
+			line = s.line
+		}
+		ev, ok = s.endLine(line)
+		s.line = s.line[:0]
+		if ok {
+			return ev, n, true
+		}
 	}
+	return sseEvent{}, n, false
+}
+
+// endLine applies one complete line; a blank one dispatches the event built so far.
+func (s *sseParser) endLine(line []byte) (sseEvent, bool) {
+	if len(line) > 0 {
+		s.field(line)
+		return sseEvent{}, false
+	}
+	if !s.has {
+		s.name = s.name[:0]
+		return sseEvent{}, false
+	}
+	ev := sseEvent{Name: eventName(s.name), Data: s.data}
+	s.name, s.data, s.has = s.name[:0], s.data[:0], false
+	return ev, true
 }
 
 // eventName returns the event type, without allocating for the protocol's two names.
@@ -68,7 +96,7 @@ func eventName(b []byte) string {
 }
 
 // field applies one non-blank line to the event being built.
-func (s *sseReader) field(line []byte) {
+func (s *sseParser) field(line []byte) {
 	if line[0] == ':' {
 		return
 	}
@@ -88,62 +116,36 @@ func (s *sseReader) field(line []byte) {
 	}
 }
 
-// nextLine returns the next line without its terminator. Bytes after a lone CR inside what
-// bufio returned are kept in s.rest for the following calls.
-func (s *sseReader) nextLine() ([]byte, error) {
-	if s.rest != nil {
-		return s.takeLine(), nil
-	}
-	s.line = s.line[:0]
-	for {
-		chunk, err := s.r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			s.line = append(s.line, chunk...)
-			continue
-		}
-		if err != nil {
-			if len(s.line)+len(chunk) > 0 && err == io.EOF {
-				// Trailing bytes without LF: still parse any CR-terminated lines in them.
-				s.line = append(s.line, chunk...)
-				if bytes.IndexByte(s.line, '\r') >= 0 {
-					s.rest = s.line
-					return s.takeLine(), nil
-				}
-			}
-			return nil, err
-		}
-		if len(s.line) > 0 {
-			s.line = append(s.line, chunk...)
-			chunk = s.line
-		}
-		chunk = chunk[:len(chunk)-1] // drop LF
-		if n := len(chunk); n > 0 && chunk[n-1] == '\r' {
-			chunk = chunk[:n-1] // CRLF
-		}
-		if bytes.IndexByte(chunk, '\r') < 0 {
-			return chunk, nil
-		}
-		// Lone CRs end lines too: keep a copy (the buffer moves on) and serve it piecewise.
-		s.rest = append([]byte(nil), chunk...)
-		s.rest = append(s.rest, '\r')
-		return s.takeLine(), nil
-	}
+// sseReader reads events from a text/event-stream body with an sseParser.
+type sseReader struct {
+	r      io.Reader
+	buf    []byte
+	p      []byte // read, not yet parsed
+	err    error  // the reader's error, returned once p is parsed
+	parser sseParser
 }
 
-// takeLine pops the next CR-terminated line from s.rest.
-func (s *sseReader) takeLine() []byte {
-	i := bytes.IndexByte(s.rest, '\r')
-	if i < 0 {
-		line := s.rest
-		s.rest = nil
-		return line
+func newSSEReader(r io.Reader) *sseReader {
+	return &sseReader{r: r, buf: make([]byte, 16<<10)}
+}
+
+// Next returns the next event, or the body's error (io.EOF at its end) once every complete
+// event before it was returned; an unterminated event is dropped, as the standard says.
+func (s *sseReader) Next() (sseEvent, error) {
+	for {
+		if len(s.p) > 0 {
+			ev, n, ok := s.parser.Next(s.p)
+			s.p = s.p[n:]
+			if ok {
+				return ev, nil
+			}
+		}
+		if s.err != nil {
+			return sseEvent{}, s.err
+		}
+		n, err := s.r.Read(s.buf)
+		s.p, s.err = s.buf[:n], err
 	}
-	line := s.rest[:i]
-	s.rest = s.rest[i+1:]
-	if len(s.rest) == 0 {
-		s.rest = nil
-	}
-	return line
 }
 
 // sseControl is the JSON body of an `event: control` (§5.8).

@@ -96,3 +96,92 @@ func BenchmarkSSEReader(b *testing.B) {
 		}
 	}
 }
+
+// parseSplit runs an sseParser over in, split after each offset of cuts, and returns the
+// events as "name|data" strings.
+func parseSplit(in string, cuts ...int) []string {
+	var p sseParser
+	var out []string
+	feed := func(b []byte) {
+		for len(b) > 0 {
+			ev, n, ok := p.Next(b)
+			b = b[n:]
+			if !ok {
+				break
+			}
+			out = append(out, ev.Name+"|"+string(ev.Data))
+		}
+	}
+	last := 0
+	for _, c := range cuts {
+		feed([]byte(in[last:c]))
+		last = c
+	}
+	feed([]byte(in[last:]))
+	return out
+}
+
+// sseSplitInputs are framings the parser must give the same events for however they are cut:
+// a server's, every line ending, comments and fields without a value.
+var sseSplitInputs = map[string]struct {
+	in   string
+	want []string
+}{
+	"protocol": {nodeStyle, []string{"data|hello\n", `control|{"streamNextOffset":"0000000000000000_0000000000000006","upToDate":true}`}},
+	"crlf":     {"event: data\r\ndata:a\r\ndata:b\r\n\r\n", []string{"data|a\nb"}},
+	"cr":       {"event: data\rdata:c\rdata:d\r\r", []string{"data|c\nd"}},
+	"mixed":    {"data:a\r\n\rdata:b\n\r\n: c\r\ndata\rdata: e\r\n\n", []string{"message|a", "message|b", "message|\ne"}},
+	"fields":   {": comment\nevent: control\n\nid: 7\ndata:  x\nretry: 1\n\n", []string{"message| x"}},
+}
+
+func TestSSEParserSameEventsAtEverySplit(t *testing.T) {
+	for name, tc := range sseSplitInputs {
+		if got := parseSplit(tc.in); !equalStrings(got, tc.want) {
+			t.Fatalf("%s whole: got %q want %q", name, got, tc.want)
+		}
+		for i := 0; i <= len(tc.in); i++ {
+			for j := i; j <= len(tc.in); j++ {
+				if got := parseSplit(tc.in, i, j); !equalStrings(got, tc.want) {
+					t.Fatalf("%s cut at %d and %d: got %q want %q", name, i, j, got, tc.want)
+				}
+			}
+		}
+		cuts := make([]int, len(tc.in))
+		for i := range cuts {
+			cuts[i] = i
+		}
+		if got := parseSplit(tc.in, cuts...); !equalStrings(got, tc.want) {
+			t.Fatalf("%s byte by byte: got %q want %q", name, got, tc.want)
+		}
+	}
+}
+
+// A lone CR ends its line at once: the event it completes is dispatched before the next
+// byte arrives (a receiver cannot tell whether an LF will follow).
+func TestSSEParserDispatchesAtLoneCR(t *testing.T) {
+	var p sseParser
+	in := []byte("data:x\r\r")
+	ev, n, ok := p.Next(in)
+	if !ok || n != len(in) || string(ev.Data) != "x" {
+		t.Fatalf("Next = %q, %d, %v", ev.Data, n, ok)
+	}
+	if _, n, ok := p.Next([]byte("\ndata:y\n")); ok || n != 8 {
+		t.Fatalf("the LF of the CRLF and a partial event: n=%d ok=%v", n, ok)
+	}
+	if ev, _, ok := p.Next([]byte("\n")); !ok || string(ev.Data) != "y" {
+		t.Fatalf("after the LF: %q %v", ev.Data, ok)
+	}
+}
+
+func BenchmarkSSEParser(b *testing.B) {
+	ev := []byte("event: data\ndata:0000000042 1234567890123 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\ndata:\n\n" +
+		"event: control\ndata:{\"streamNextOffset\":\"0000000000000000_0000000000001234\",\"streamCursor\":\"123\",\"upToDate\":true}\n\n")
+	b.SetBytes(int64(len(ev)))
+	var p sseParser
+	for b.Loop() {
+		for in := ev; len(in) > 0; {
+			_, n, _ := p.Next(in)
+			in = in[n:]
+		}
+	}
+}

@@ -16,9 +16,12 @@ import (
 // server ends the response without a streamClosed control event (servers close SSE about every
 // 60 s, §10.2) it reconnects from the last control event's streamNextOffset. Data events of
 // base64-encoded streams (stream-sse-data-encoding: base64) are decoded before OnData.
+// Responses are read through Client on Run's goroutine, or, when Poller is set, on the
+// poller's (which must be running), Run's goroutine then only connecting.
 type subscriber struct {
 	URL    string       // stream URL
 	Client *http.Client // no overall timeout: responses are long-lived
+	Poller *ssePoller   // when set (http:// URLs only), responses are read on it, not through Client
 	Offset string       // where to (re)connect from; updated by every control event
 
 	OnData    func(data []byte, at time.Time) // optional; data is valid during the call only
@@ -28,6 +31,8 @@ type subscriber struct {
 	Reconnects int      // responses that ended and were resumed
 	Statuses   Statuses // connection attempts by outcome
 	Closed     bool     // a control event said streamClosed
+
+	resp sseResponse // the response being read
 }
 
 func newSubscriber(u string, c *http.Client, offset string) *subscriber {
@@ -62,11 +67,13 @@ func (s *subscriber) Run(ctx context.Context, retry time.Duration, attempts int)
 	return nil
 }
 
-// follow makes one SSE request and reads it to its end. got reports whether the response
-// delivered at least one control event (a healthy connection that then ended).
+// follow makes one SSE request through s.Client and reads it to its end. got reports whether
+// the response delivered at least one control event (a healthy connection that then ended).
 func (s *subscriber) follow(ctx context.Context) (got bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-		s.URL+"?offset="+url.QueryEscape(s.Offset)+"&live=sse", nil)
+	if s.Poller != nil {
+		return s.followPolled(ctx)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.requestURL(), nil)
 	if err != nil {
 		return false, err
 	}
@@ -81,54 +88,83 @@ func (s *subscriber) follow(ctx context.Context) (got bool, err error) {
 	if resp.StatusCode != http.StatusOK {
 		return false, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
-	b64 := strings.EqualFold(resp.Header.Get("Stream-Sse-Data-Encoding"), "base64")
+	s.beginResponse(resp.Header)
 	rd := newSSEReader(resp.Body)
-	var decoded, last []byte
-	defer func() {
-		if len(last) > 0 {
-			if cerr := s.applyControl(last); cerr != nil && err == nil {
-				err = cerr
-			}
-		}
-	}()
 	for {
 		ev, err := rd.Next()
 		if err != nil {
-			return got, err
+			return s.resp.got, s.endResponse(err)
 		}
-		switch ev.Name {
-		case "data":
-			if s.OnData == nil {
-				continue
-			}
-			data := ev.Data
-			if b64 {
-				clean := strings.NewReplacer("\n", "", "\r", "").Replace(string(data))
-				decoded, err = base64.StdEncoding.AppendDecode(decoded[:0], []byte(clean))
-				if err != nil {
-					return got, fmt.Errorf("base64 data event: %w", err)
-				}
-				data = decoded
-			}
-			s.OnData(data, time.Now())
-		case "control":
-			// Decoding every control event would cost the generator more than the server
-			// spends sending it: keep the latest and decode it when the response ends, or
-			// now when it may say streamClosed.
-			last = append(last[:0], ev.Data...)
-			got = true
-			s.once.Do(func() { close(s.connected) })
-			if bytes.Contains(ev.Data, []byte("streamClosed")) {
-				if err := s.applyControl(last); err != nil {
-					return got, err
-				}
-				last = last[:0]
-				if s.Closed {
-					return got, nil
-				}
-			}
+		if stop, err := s.handle(ev, time.Now()); stop || err != nil {
+			return s.resp.got, s.endResponse(err)
 		}
 	}
+}
+
+// requestURL is the SSE request's URL, from the current offset.
+func (s *subscriber) requestURL() string {
+	return s.URL + "?offset=" + url.QueryEscape(s.Offset) + "&live=sse"
+}
+
+// sseResponse is what a subscriber keeps while it reads one SSE response.
+type sseResponse struct {
+	base64  bool   // data events are base64 (Stream-SSE-Data-Encoding)
+	got     bool   // a control event arrived
+	last    []byte // data of the latest control event not yet applied
+	decoded []byte // base64 decoding buffer
+}
+
+// beginResponse starts reading a 200 SSE response with header h.
+func (s *subscriber) beginResponse(h http.Header) {
+	s.resp.base64 = strings.EqualFold(h.Get("Stream-Sse-Data-Encoding"), "base64")
+	s.resp.got = false
+	s.resp.last = s.resp.last[:0]
+}
+
+// handle takes one event of the response received at at: data goes to OnData (decoded from
+// base64 when the response says so), control events update the resume offset. stop says the
+// stream is closed (a control event said streamClosed); err a malformed event.
+func (s *subscriber) handle(ev sseEvent, at time.Time) (stop bool, err error) {
+	switch ev.Name {
+	case "data":
+		if s.OnData == nil {
+			return false, nil
+		}
+		data := ev.Data
+		if s.resp.base64 { // the decoder skips the "\n" of data events split over lines
+			s.resp.decoded, err = base64.StdEncoding.AppendDecode(s.resp.decoded[:0], data)
+			if err != nil {
+				return false, fmt.Errorf("base64 data event: %w", err)
+			}
+			data = s.resp.decoded
+		}
+		s.OnData(data, at)
+	case "control":
+		// Decoding every control event would cost the generator more than the server
+		// spends sending it: keep the latest and decode it when the response ends, or
+		// now when it may say streamClosed.
+		s.resp.last = append(s.resp.last[:0], ev.Data...)
+		s.resp.got = true
+		s.once.Do(func() { close(s.connected) })
+		if bytes.Contains(ev.Data, []byte("streamClosed")) {
+			err := s.applyControl(s.resp.last)
+			s.resp.last = s.resp.last[:0]
+			return s.Closed || err != nil, err
+		}
+	}
+	return false, nil
+}
+
+// endResponse applies the response's latest control event when it ended with err, and
+// returns err, or the control event's error when err is nil.
+func (s *subscriber) endResponse(err error) error {
+	if len(s.resp.last) > 0 {
+		if cerr := s.applyControl(s.resp.last); cerr != nil && err == nil {
+			err = cerr
+		}
+		s.resp.last = s.resp.last[:0]
+	}
+	return err
 }
 
 // applyControl takes the resume offset and closure from a control event's data.
