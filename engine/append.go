@@ -62,6 +62,9 @@ func (e *Engine) Append(key model.StreamKey, req AppendRequest) (AppendResult, e
 	if err := e.checkWritable(); err != nil {
 		return AppendResult{}, err
 	}
+	if hook := e.appendHook.Load(); hook != nil {
+		(*hook)()
+	}
 	s, err := e.lookupKey(key)
 	if err != nil || s == nil {
 		if err == nil {
