@@ -62,6 +62,9 @@ func (e *Engine) Append(key model.StreamKey, req AppendRequest) (AppendResult, e
 	if err := e.checkWritable(); err != nil {
 		return AppendResult{}, err
 	}
+	if hook := e.appendHook.Load(); hook != nil {
+		(*hook)()
+	}
 	s, err := e.lookupKey(key)
 	if err != nil || s == nil {
 		if err == nil {
@@ -256,7 +259,7 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 			ch.Producer.Receipt = &rcpt
 		}
 	}
-	ch.Meta = s.metaRefresh(nm, now, e.closing.Load()).stored()
+	ch.Meta = s.metaRefresh(nm, now, e.closing.Load())
 	ch.Subs = req.also
 	o.ch, o.msgs = ch, entries
 	if err := e.q.pushOwn(o); err != nil { // Append awaits it: awaitOwn
@@ -271,35 +274,33 @@ func (e *Engine) queueAppend(s *stream, req *AppendRequest, msgs [][]byte, st *p
 }
 
 // How stale the stored meta of a stream may be in fields that reopening derives (tail,
-// record tail) or that only inform: metaRefreshMs for a stream with a sliding TTL, whose
-// expiry after an unload or restart reads the stored access time; metaRefreshIdleMs for
-// any other, where only the last write time lags (a listing shows a loaded stream's own,
-// ListStreams; Close and an unload write a lagging one first, flushMetas and evictLocked,
-// so only a crash can leave it behind). The longer bound keeps appends spread over many streams from rewriting
-// a meta each, a page of its own at the checkpoint (issue 19, target 6).
+// record tail) or that only inform: metaRefreshMs in the access time of a stream with a
+// sliding TTL, whose expiry after an unload or restart reads the stored one;
+// metaRefreshIdleMs in the last write time of any other, the one field that then lags (a
+// listing shows a loaded stream's own, ListStreams; Close and an unload write a lagging
+// meta first, flushMetas and evictLocked, so only a crash can leave it behind). The longer
+// bound keeps appends spread over many streams from rewriting a meta each, a page of its
+// own at the checkpoint (issue 19, target 6).
 const (
 	metaRefreshMs     = 1000
 	metaRefreshIdleMs = 60000
 )
 
-// metaRefresh returns nm when the op must rewrite the stream's meta, nil when only
-// derivable fields changed and the stored meta is recent: most appends then write their
-// data and nothing else, which keeps the pages one commit dirties (and syncs) few.
-// closing (Engine.closing, read under s.mu) forces the rewrite: Close's flushMetas may
-// have passed s already, and an append racing Close must not leave the meta lagging.
-// s.mu is held.
-func (s *stream) metaRefresh(nm *streamMeta, now time.Time, closing bool) *streamMeta {
-	old := s.m
-	ms := now.UnixMilli()
-	every := int64(metaRefreshIdleMs)
+// metaRefresh returns nm (storedMeta) when the op must rewrite the stream's meta, nil
+// when only derivable fields changed and the stored meta (s.stored) is recent in the
+// field that lags: most appends then write their data and nothing else, which keeps the
+// pages one commit dirties (and syncs) few. closing (Engine.closing, read under s.mu) forces the
+// rewrite: Close's flushMetas may have passed s already, and an append racing Close must
+// not leave the meta lagging. s.mu is held.
+func (s *stream) metaRefresh(nm *streamMeta, now time.Time, closing bool) *storage.Meta {
+	age, every := now.UnixMilli()-s.stored.LastWriteMs, int64(metaRefreshIdleMs)
 	if nm.TTL != nil {
-		every = metaRefreshMs
+		age, every = now.UnixMilli()-s.stored.AccessMs, metaRefreshMs
 	}
-	if !closing && nm.Closed == old.Closed && nm.StreamSeq == old.StreamSeq && ms-s.metaMs < every {
+	if !closing && nm.Closed == s.m.Closed && nm.StreamSeq == s.m.StreamSeq && age < every {
 		return nil
 	}
-	s.metaMs, s.storedLast = ms, nm.LastWriteMs
-	return nm
+	return s.storedMeta(nm)
 }
 
 // expireAsync deletes an expired stream without waiting. s.mu is held; e.mu is

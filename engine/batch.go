@@ -103,7 +103,7 @@ func (e *Engine) decideBatch(s *stream, mediaType string, frames [][]byte, parse
 	}
 	nm.LastWriteMs, nm.AccessMs = now.UnixMilli(), now.UnixMilli()
 	o := &op{s: s, ch: storage.Change{SID: s.sid, Messages: entries, Records: s.isJSON,
-		FirstRecord: firstRec, Meta: s.metaRefresh(nm, now, e.closing.Load()).stored()},
+		FirstRecord: firstRec, Meta: s.metaRefresh(nm, now, e.closing.Load())},
 		pub: func() { s.publish(nm, entries) },
 	}
 	if err := e.q.pushOwn(o); err != nil { // AppendBatch awaits it: awaitOwn

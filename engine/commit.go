@@ -84,9 +84,23 @@ func (e *Engine) process(batch []*op) {
 		}
 		o.done.Done()
 	}
-	e.q.settle(batch[0].lsn, batch[len(batch)-1].lsn, failed)
+	e.settleGroup(batch, errs)
 	if len(e.brokenSet) > 0 {
 		e.repairBroken()
+	}
+}
+
+// settleGroup settles the ops of a processed group, as lost only those that failed
+// (errs): a change that failed for its stream alone fails its op, not its group, so
+// that answers waiting for the others' lsns (a stream's last op) do not fail with it.
+func (e *Engine) settleGroup(batch []*op, errs []error) {
+	for i := 0; i < len(batch); {
+		j := i + 1
+		for j < len(batch) && (errs[j] != nil) == (errs[i] != nil) {
+			j++
+		}
+		e.q.settle(batch[i].lsn, batch[j-1].lsn, errs[i] != nil)
+		i = j
 	}
 }
 

@@ -107,7 +107,8 @@ type Engine struct {
 	subsMu   sync.Mutex                                  // orders every subscription decision (subscriptions.go)
 	observer atomic.Pointer[func(bucket, stream string)] // told of every published stream change
 
-	pubHook atomic.Pointer[func()] // tests: runs between a commit and its publication
+	pubHook    atomic.Pointer[func()] // tests: runs between a commit and its publication
+	appendHook atomic.Pointer[func()] // tests: runs in Append between checkWritable and the stream lookup
 }
 
 // ErrLocked is returned by Open when another process holds the data file.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,27 +141,34 @@ func TestRecoveryResetsDecidedState(t *testing.T) {
 	}
 }
 
+// newConflictEngine returns a test engine on the memory backend with streams a and b,
+// whose commits of a change of a fail with storage.ErrConflict while conflict is true (at
+// first); it skips the test on the other backends.
+func newConflictEngine(t *testing.T) (te *testEngine, conflict *atomic.Bool) {
+	t.Helper()
+	if !onMemory() {
+		t.Skip("needs the memory backend's per-stream faults (DSD_TEST_BACKEND=memory)")
+	}
+	te = newTestEngine(t)
+	a := te.mustCreate("a", "text/plain", "a").Info.ID
+	te.mustCreate("b", "text/plain", "b")
+	conflict = new(atomic.Bool)
+	conflict.Store(true)
+	te.mem.SetFault(func(what string, c *storage.Change) error {
+		if what == "commit" && c.SID == a && conflict.Load() {
+			return storage.ErrConflict
+		}
+		return nil
+	})
+	return te, conflict
+}
+
 // A commit that fails for one stream alone (a backend's conflict or unknown outcome)
 // fails that stream's writes until it is reloaded from the store; other streams commit
 // meanwhile, and the engine as a whole never enters the failed state. Spec: D4
 // (amended), design/distributed.md §4.4.
 func TestConflictBreaksOneStream(t *testing.T) {
-	if !onMemory() {
-		t.Skip("needs the memory backend's per-stream faults (DSD_TEST_BACKEND=memory)")
-	}
-	te := newTestEngine(t)
-	a := te.mustCreate("a", "text/plain", "a").Info.ID
-	te.mustCreate("b", "text/plain", "b")
-	var mu sync.Mutex
-	conflict := true
-	te.mem.SetFault(func(what string, c *storage.Change) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if what == "commit" && c.SID == a && conflict {
-			return storage.ErrConflict
-		}
-		return nil
-	})
+	te, conflict := newConflictEngine(t)
 	if _, err := te.Append(key("a"), AppendRequest{MediaType: "text/plain", Body: []byte("X")}); !errors.Is(err, model.ErrStorageFailed) {
 		t.Fatalf("append to the conflicting stream: %v", err)
 	}
@@ -168,9 +176,7 @@ func TestConflictBreaksOneStream(t *testing.T) {
 	if te.checkWritable() != nil {
 		t.Fatal("a per-stream failure put the whole engine in the failed state")
 	}
-	mu.Lock()
-	conflict = false
-	mu.Unlock()
+	conflict.Store(false)
 	if res := te.mustAppend("a", "text/plain", "a"); res.Tail != 2 {
 		t.Fatalf("tail %d after reload", res.Tail)
 	}
@@ -248,5 +254,57 @@ func TestRecoveryReadsTheStore(t *testing.T) {
 	dup, err := te.Append(key("x"), AppendRequest{MediaType: "text/plain", Body: []byte("|landed"), Producer: p})
 	if err != nil || dup.Outcome != Duplicate {
 		t.Fatalf("retry of the landed producer append: %+v %v", dup, err)
+	}
+}
+
+// A commit group in which one stream's change fails alone fails only that change's op:
+// another stream's op committed in the same group stays durable for the answers that wait
+// for it. Here a close committed beside a conflict: later appends to the closed stream
+// are refused as closed (409), not as a storage failure (503), though nothing is ever
+// queued for that stream again. Spec: D4 (amended), B-5.2-07.
+func TestConflictFailsOnlyItsOpOfAGroup(t *testing.T) {
+	te, _ := newConflictEngine(t)
+	te.mustCreate("x", "text/plain", "")
+	held, release := holdPublication(te)
+	first := make(chan error, 1)
+	go func() {
+		_, err := te.Append(key("x"), AppendRequest{MediaType: "text/plain", Body: []byte("x")})
+		first <- err
+	}()
+	<-held // a group is busy: the next two ops queue into one group behind it
+	errs := make(chan error, 2)
+	go func() {
+		_, err := te.Append(key("a"), AppendRequest{MediaType: "text/plain", Body: []byte("a")})
+		errs <- err
+	}()
+	go func() {
+		_, err := te.Append(key("b"), AppendRequest{MediaType: "text/plain", Body: []byte("b"), Close: true})
+		errs <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); te.queuedOps() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the appends did not queue")
+		}
+	}
+	release()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for range 2 {
+		if err := <-errs; errors.Is(err, model.ErrStorageFailed) {
+			failed++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if failed != 1 {
+		t.Fatalf("%d of the group's two appends failed; want the conflicting one", failed)
+	}
+	for range 2 {
+		_, err := te.Append(key("b"), AppendRequest{MediaType: "text/plain", Body: []byte("c")})
+		if ce := (*model.ClosedError)(nil); !errors.As(err, &ce) {
+			t.Fatalf("append to the stream closed in the group: %v; want it refused as closed", err)
+		}
 	}
 }

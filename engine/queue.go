@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 
@@ -252,15 +253,12 @@ func (q *commitQueue) addLost(from, to uint64) {
 	}
 }
 
-// lostAt reports whether op lsn failed. q.mu is held.
+// lostAt reports whether op lsn failed, in time logarithmic in the lost ranges: they
+// accumulate over a run, one for each run of failed ops, and an idle stream's last op
+// can be old. q.mu is held.
 func (q *commitQueue) lostAt(lsn uint64) bool {
-	for i := len(q.lost) - 1; i >= 0; i-- {
-		switch r := q.lost[i]; {
-		case lsn > r.to:
-			return false
-		case lsn >= r.from:
-			return true
-		}
-	}
-	return false
+	i, _ := slices.BinarySearchFunc(q.lost, lsn, func(r lsnRange, lsn uint64) int {
+		return cmp.Compare(r.to, lsn)
+	})
+	return i < len(q.lost) && q.lost[i].from <= lsn
 }

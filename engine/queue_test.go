@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"testing"
 )
 
@@ -169,6 +170,36 @@ func TestCommitQueueSettleOutOfOrder(t *testing.T) {
 	for lsn, want := range map[uint64]bool{1: true, 3: true, 4: true, 5: true, 6: false, 7: false} {
 		if got := q.lostAt(lsn); got != want {
 			t.Errorf("lostAt(%d) = %v; want %v (lost %v)", lsn, got, want, q.lost)
+		}
+	}
+}
+
+// lost keeps one range for each run of failed ops, merged when adjacent, and lostAt finds
+// any lsn among many of them: a long run with failures between successes.
+func TestCommitQueueLostRanges(t *testing.T) {
+	var q commitQueue
+	q.init()
+	rng := rand.New(rand.NewPCG(1, 2))
+	failed := map[uint64]bool{}
+	runs := 0
+	for lsn := uint64(1); lsn <= 20000; {
+		n := 1 + rng.Uint64N(4)
+		f := rng.IntN(3) == 0
+		q.settle(lsn, lsn+n-1, f)
+		for l := lsn; l < lsn+n; l++ {
+			failed[l] = f
+		}
+		if f && !failed[lsn-1] {
+			runs++
+		}
+		lsn += n
+	}
+	if len(q.lost) != runs {
+		t.Fatalf("%d lost ranges for %d runs of failed ops", len(q.lost), runs)
+	}
+	for lsn := uint64(0); lsn <= 20001; lsn++ {
+		if got := q.lostAt(lsn); got != failed[lsn] {
+			t.Fatalf("lostAt(%d) = %v; want %v", lsn, got, failed[lsn])
 		}
 	}
 }

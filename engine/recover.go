@@ -160,7 +160,7 @@ func (e *Engine) reloadLocked(s *stream) error {
 		e.forgetLocked(s)
 	} else {
 		m.AccessMs = s.access.Load()
-		s.m, s.vis, s.deleted, s.lastLSN, s.metaMs, s.storedLast = m, m, false, 0, 0, m.LastWriteMs
+		s.m, s.vis, s.stored, s.deleted, s.lastLSN = m, m, m, false, 0
 		if !bound && e.streams[s.key] == s {
 			delete(e.streams, s.key)
 		}

@@ -25,8 +25,7 @@ type stream struct {
 	deleted    bool // a delete is decided (writers see 404)
 	visDeleted bool // the delete committed (readers see 404)
 	lastLSN    uint64
-	metaMs     int64                     // Unix ms when the last queued op rewrote the meta
-	storedLast int64                     // LastWriteMs of the meta last queued to (or loaded from) storage
+	stored     *streamMeta               // the meta last queued to, or loaded from, storage (its access time as adopt or a reload set it)
 	producers  map[string]*producerState // loaded producer states (nil until the first)
 	evicted    bool                      // unloaded (evict.go): callers holding s look it up again
 	notify     chan struct{}             // waiters' wake-up: made by the first waiter, closed (and dropped) at the next publish
@@ -49,14 +48,14 @@ func newStream(m *streamMeta, committed bool, cacheBytes int) *stream {
 	s.cache.max = cacheBytes
 	s.cache.reset(m.Tail)
 	s.access.Store(m.AccessMs)
-	s.storedLast = m.LastWriteMs // loaded from storage, or created by an op that stores m
+	s.stored = m // loaded from storage, or created by an op that stores m
 	return s
 }
 
-// storedMeta returns nm as the meta an op queued for s stores, and notes that storage
-// then has nm's last write time (metaLags). s.mu is held.
+// storedMeta returns nm as the meta an op queued for s stores, and notes it as the
+// stored one (metaLags, metaRefresh). s.mu is held.
 func (s *stream) storedMeta(nm *streamMeta) *storage.Meta {
-	s.storedLast = nm.LastWriteMs
+	s.stored = nm
 	return nm.stored()
 }
 
@@ -64,7 +63,7 @@ func (s *stream) storedMeta(nm *streamMeta) *storage.Meta {
 // that loading does not derive: the last write time, which appends leave in memory for up
 // to metaRefreshIdleMs (metaRefresh). s.mu is held.
 func (s *stream) metaLags() bool {
-	return s.m.LastWriteMs > s.storedLast
+	return s.m.LastWriteMs > s.stored.LastWriteMs
 }
 
 // edit returns a copy of the decided meta to change; the caller installs it with set.

@@ -225,6 +225,6 @@ func (e *Engine) flushMetaLocked(s *stream, access bool) uint64 {
 	if e.q.push(o) != nil {
 		return 0
 	}
-	s.m, s.lastLSN, s.storedLast = nm, o.lsn, nm.LastWriteMs
+	s.m, s.lastLSN, s.stored = nm, o.lsn, nm
 	return o.lsn
 }

@@ -66,8 +66,15 @@ func segName(seg uint64) string { return fmt.Sprintf("%012d%s", seg, segSuffix) 
 
 // append writes group as one record with one write(2) and syncs it (not with noSync):
 // the group is durable when it returns nil. A failed append is cut off the segment.
+// Either way the group has ended then (groupEnded).
 func (w *wal) append(group []storage.Change) (logPos, error) {
-	defer w.groupEnded()
+	pos, err := w.write(group)
+	w.groupEnded()
+	return pos, err
+}
+
+// write is append without the signal of the group's end.
+func (w *wal) write(group []storage.Change) (logPos, error) {
 	if w.broken != nil {
 		return w.pos, w.broken
 	}
