@@ -91,6 +91,22 @@ func testSubscriber(t *testing.T, path, u, offset string) *subscriber {
 	return s
 }
 
+// runCollecting runs a subscriber of url from offset on path until the stream closes (at
+// most attempts failed connections in a row, 10 s in all) and returns it with the data
+// events it received, in order.
+func runCollecting(t *testing.T, path, url, offset string, attempts int) (*subscriber, []string) {
+	t.Helper()
+	s := testSubscriber(t, path, url, offset)
+	var got []string
+	s.OnData = func(data []byte, _ time.Time) { got = append(got, string(data)) }
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Run(ctx, time.Millisecond, attempts); err != nil {
+		t.Fatal(err)
+	}
+	return s, got
+}
+
 func TestSubscriberResumesFromLastControlOffset(t *testing.T) {
 	for _, path := range subscriberPaths {
 		for _, b64 := range []bool{false, true} {
@@ -99,14 +115,7 @@ func TestSubscriberResumesFromLastControlOffset(t *testing.T) {
 					f := &fakeSSE{msgs: []string{"m0", "m1", "m2", "m3", "m4"}, base64: b64, flush: flush}
 					srv := httptest.NewServer(f)
 					defer srv.Close()
-					s := testSubscriber(t, path, srv.URL+"/v1/stream/x", "-1")
-					var got []string
-					s.OnData = func(data []byte, _ time.Time) { got = append(got, string(data)) }
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-					defer cancel()
-					if err := s.Run(ctx, time.Millisecond, 3); err != nil {
-						t.Fatal(err)
-					}
+					s, got := runCollecting(t, path, srv.URL+"/v1/stream/x", "-1", 3)
 					if strings.Join(got, ",") != "m0,m1,m2,m3,m4" {
 						t.Fatalf("data = %q", got)
 					}
@@ -169,14 +178,7 @@ func TestSubscriberReadsChunkedAndCloseDelimitedBodies(t *testing.T) {
 			t.Run(path+"/"+name, func(t *testing.T) {
 				srv := httptest.NewServer(raw)
 				defer srv.Close()
-				s := testSubscriber(t, path, srv.URL+"/s", "-1")
-				var got []string
-				s.OnData = func(data []byte, _ time.Time) { got = append(got, string(data)) }
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				if err := s.Run(ctx, time.Millisecond, 1); err != nil {
-					t.Fatal(err)
-				}
+				s, got := runCollecting(t, path, srv.URL+"/s", "-1", 1)
 				if strings.Join(got, ",") != "a,b" || !s.Closed || s.Offset != "o+2" || s.Reconnects != 0 {
 					t.Fatalf("data %q closed %v offset %q reconnects %d", got, s.Closed, s.Offset, s.Reconnects)
 				}
@@ -209,14 +211,7 @@ func TestSubscriberReconnectsWhenTheServerEndsTheResponse(t *testing.T) {
 			mu.Lock()
 			offsets = nil
 			mu.Unlock()
-			s := testSubscriber(t, path, srv.URL+"/s", "now")
-			var got []string
-			s.OnData = func(data []byte, _ time.Time) { got = append(got, string(data)) }
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := s.Run(ctx, time.Millisecond, 1); err != nil {
-				t.Fatal(err)
-			}
+			s, got := runCollecting(t, path, srv.URL+"/s", "now", 1)
 			if strings.Join(got, ",") != "d1,d2,d3" || s.Reconnects != 2 || !s.Closed {
 				t.Fatalf("data %q reconnects %d closed %v", got, s.Reconnects, s.Closed)
 			}
